@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Data flows one way: readings -> monitoring (asks the geometry index) -> events -> scheduling -> output.
+// GeotriggerReadings and GeotriggerCore know nothing of GEOS; only GeotriggerGeometry imports CGEOS.
+let package = Package(
+    name: "Geotrigger",
+    products: [
+        .library(name: "Geotrigger", targets: ["Geotrigger"]),
+        .executable(name: "geotrigger", targets: ["GeotriggerCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CGEOS",
+            pkgConfig: "geos",
+            providers: [.apt(["libgeos-dev"]), .brew(["geos"])]
+        ),
+        // Value types shared by every layer: time stamps, JSON values, region definitions and their files.
+        .target(name: "GeotriggerCore"),
+        // Byte-level decoders for NDJSON, CSV and GPX readings. No GEOS, no Foundation on the hot path.
+        .target(name: "GeotriggerReadings", dependencies: ["GeotriggerCore"]),
+        // GEOS binding, geodesy on WGS84 and the region index. The only module that touches the C API.
+        .target(name: "GeotriggerGeometry", dependencies: ["CGEOS", "GeotriggerCore"]),
+        // Per-(device, region) state machines, timers and events.
+        .target(
+            name: "GeotriggerMonitoring",
+            dependencies: [
+                "GeotriggerCore", "GeotriggerReadings", "GeotriggerGeometry",
+                .product(name: "HeapModule", package: "swift-collections"),
+            ]
+        ),
+        // The library users import: the engine plus the replay driver and its output.
+        .target(
+            name: "Geotrigger",
+            dependencies: ["GeotriggerCore", "GeotriggerReadings", "GeotriggerGeometry", "GeotriggerMonitoring"]
+        ),
+        .executableTarget(
+            name: "GeotriggerCLI",
+            dependencies: ["Geotrigger", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .testTarget(name: "GeotriggerCoreTests", dependencies: ["GeotriggerCore"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "GeotriggerReadingsTests", dependencies: ["GeotriggerReadings"]),
+        .testTarget(name: "GeotriggerGeometryTests", dependencies: ["GeotriggerGeometry"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "GeotriggerMonitoringTests", dependencies: ["GeotriggerMonitoring"]),
+        .testTarget(name: "GeotriggerCLITests", dependencies: ["Geotrigger"], resources: [.copy("Fixtures")]),
+    ]
+)

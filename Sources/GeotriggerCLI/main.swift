@@ -1,0 +1,1 @@
+print("geotrigger: not built yet")

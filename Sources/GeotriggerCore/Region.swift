@@ -1,0 +1,68 @@
+/// A point on the WGS84 ellipsoid, in degrees.
+public struct Coordinate: Hashable, Sendable {
+    public var latitude: Double
+    public var longitude: Double
+
+    public init(latitude: Double, longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+}
+
+/// A monitored region as read from a regions file, before any geometry library sees it.
+///
+/// Polygon rings are kept as given (RFC 7946 `[lon, lat]` order already turned into `Coordinate`s);
+/// the geometry layer checks validity with GEOS and reports GEOS's reason.
+public struct Region: Sendable {
+    public enum Shape: Sendable {
+        /// A geodesic circle: every point whose WGS84 distance to `center` is at most `radius` metres.
+        case circle(center: Coordinate, radius: Double)
+        /// One or more polygons, each an exterior ring followed by its holes; edges straight in lon/lat.
+        case polygons([[[Coordinate]]])
+    }
+
+    /// The region's unique identifier (feature `id` or `properties.id`).
+    public var id: String
+    public var shape: Shape
+    public var notifyOnEntry: Bool
+    public var notifyOnExit: Bool
+    /// The feature's `properties` object, kept verbatim for `--echo-properties`.
+    public var properties: JSONValue?
+    /// Zero-based position of the feature in its file, for error messages.
+    public var featureIndex: Int
+
+    public init(
+        id: String, shape: Shape, notifyOnEntry: Bool = true, notifyOnExit: Bool = true,
+        properties: JSONValue? = nil, featureIndex: Int = 0
+    ) {
+        self.id = id
+        self.shape = shape
+        self.notifyOnEntry = notifyOnEntry
+        self.notifyOnExit = notifyOnExit
+        self.properties = properties
+        self.featureIndex = featureIndex
+    }
+}
+
+/// A regions file that cannot be used: names the file, the feature and the reason.
+public struct RegionFileError: Error, CustomStringConvertible, Sendable {
+    public var file: String
+    /// Zero-based feature index (or data row index for CSV), when the problem is in one feature.
+    public var featureIndex: Int?
+    public var id: String?
+    public var reason: String
+
+    public init(file: String, featureIndex: Int? = nil, id: String? = nil, reason: String) {
+        self.file = file
+        self.featureIndex = featureIndex
+        self.id = id
+        self.reason = reason
+    }
+
+    public var description: String {
+        var where_ = file
+        if let featureIndex { where_ += ": feature \(featureIndex)" }
+        if let id { where_ += " (id \"\(id)\")" }
+        return "\(where_): \(reason)"
+    }
+}

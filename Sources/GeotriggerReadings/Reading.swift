@@ -1,0 +1,111 @@
+import GeotriggerCore
+
+/// One decoded input record: a GPS fix, a beacon sighting or a control record for the scheduler.
+///
+/// A `Reading` is a view: `device` and `line` point into the decoder's buffers and stay valid only
+/// until the decoder is advanced. This is what lets the hot path run without allocating per reading.
+public struct Reading {
+    public enum Kind: UInt8, Sendable {
+        case fix
+        case sighting
+        case control
+    }
+
+    public var kind: Kind = .fix
+    /// Unix seconds (fractions allowed).
+    public var t: Double = 0
+    /// The device identifier as UTF-8 bytes, JSON escapes already resolved.
+    public var device: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+
+    // Fix fields.
+    public var latitude: Double = .nan
+    public var longitude: Double = .nan
+    /// Horizontal accuracy in metres; NaN when the record has none.
+    public var accuracy: Double = .nan
+
+    // Sighting fields.
+    public var beacon: BeaconID = BeaconID()
+    public var rssi: Double = .nan
+    /// Calibrated RSSI at 1 m from the sighting; NaN when absent.
+    public var tx: Double = .nan
+
+    // Control fields: the scheduler parses `line` itself (control records are rare).
+    public var op: ControlOp = .add
+
+    /// The whole input record, verbatim (without its line terminator).
+    public var line: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+
+    public init() {}
+
+    /// The device identifier as a `String` (allocates for ids longer than 15 bytes; not for the hot path).
+    public var deviceString: String { String(decoding: device, as: UTF8.self) }
+}
+
+/// An iBeacon identity: 16-byte proximity UUID plus optional major and minor (-1 = absent).
+public struct BeaconID: Hashable, Sendable {
+    public var uuidHigh: UInt64 = 0
+    public var uuidLow: UInt64 = 0
+    public var major: Int32 = -1
+    public var minor: Int32 = -1
+    public init() {}
+    public init(uuidHigh: UInt64, uuidLow: UInt64, major: Int32, minor: Int32) {
+        self.uuidHigh = uuidHigh
+        self.uuidLow = uuidLow
+        self.major = major
+        self.minor = minor
+    }
+}
+
+/// Operations a control record asks of the scheduling core.
+public enum ControlOp: UInt8, Sendable {
+    case add
+    case removePending
+    case removeDelivered
+    case removeAllPending
+    case removeAllDelivered
+    case push
+}
+
+/// Why an input record was rejected. The raw value is the stable key used in summaries.
+public enum RejectReason: String, CaseIterable, Sendable {
+    case malformed = "malformed"
+    case invalidUTF8 = "invalid-utf8"
+    case lineTooLong = "line-too-long"
+    case missingTime = "missing-time"
+    case badTime = "bad-time"
+    case missingDevice = "missing-device"
+    case missingCoordinate = "missing-coordinate"
+    case latitudeOutOfRange = "latitude-out-of-range"
+    case longitudeOutOfRange = "longitude-out-of-range"
+    case nonFinite = "non-finite-number"
+    case negativeAccuracy = "negative-accuracy"
+    case rssiOutOfRange = "rssi-out-of-range"
+    case badBeacon = "bad-beacon-identity"
+    case badControl = "bad-control-record"
+    case unknownRecord = "unknown-record"
+    case badCSVRow = "bad-csv-row"
+    case outOfOrder = "older-than-previous"
+
+    /// A sentence for `FILE:LINE: reason` messages.
+    public var message: String {
+        switch self {
+        case .malformed: return "not a valid record (cannot be parsed)"
+        case .invalidUTF8: return "invalid UTF-8"
+        case .lineTooLong: return "line too long"
+        case .missingTime: return "missing time field \"t\""
+        case .badTime: return "time \"t\" is neither Unix seconds nor an RFC 3339 date"
+        case .missingDevice: return "missing device"
+        case .missingCoordinate: return "missing latitude or longitude"
+        case .latitudeOutOfRange: return "latitude outside [-90, 90]"
+        case .longitudeOutOfRange: return "longitude outside [-180, 180]"
+        case .nonFinite: return "non-finite number"
+        case .negativeAccuracy: return "negative accuracy"
+        case .rssiOutOfRange: return "RSSI outside [-127, -1]"
+        case .badBeacon: return "bad beacon identity (uuid, major or minor)"
+        case .badControl: return "bad control record"
+        case .unknownRecord: return "neither a fix, a beacon sighting nor a control record"
+        case .badCSVRow: return "CSV row does not match the header"
+        case .outOfOrder: return "older than the device's previous reading"
+        }
+    }
+}

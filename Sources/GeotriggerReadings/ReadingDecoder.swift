@@ -1,0 +1,30 @@
+/// What a decoder produced on one call to `next()`.
+public enum DecodeStep: Equatable, Sendable {
+    /// `current` holds a valid reading.
+    case reading
+    /// The record at `lineNumber` was rejected; `rejectedLine` holds it verbatim.
+    case rejected(RejectReason)
+    /// No more input.
+    case end
+}
+
+/// A pull decoder over one input (a file or standard input).
+///
+/// Decoders reuse their buffers: the `Reading` in `current` and `rejectedLine` are views that stay
+/// valid only until the next call to `next()`.
+public protocol ReadingDecoder: AnyObject {
+    /// Name used in `FILE:LINE: reason` messages (`-` for standard input).
+    var sourceName: String { get }
+    /// Advances to the next record.
+    func next() -> DecodeStep
+    /// The reading produced by the last `next()` that returned `.reading`.
+    var current: Reading { get }
+    /// The verbatim record of the last `next()` (reading or rejected), without its line terminator.
+    var rejectedLine: UnsafeRawBufferPointer { get }
+    /// One-based line number of the last record returned.
+    var lineNumber: Int { get }
+    /// Bytes consumed so far, for progress reporting.
+    var bytesRead: Int { get }
+    /// An I/O error that ended the input early, if any (reported with exit status 74).
+    var ioError: String? { get }
+}
