@@ -45,23 +45,48 @@ public struct Region: Sendable {
 }
 
 /// A regions file that cannot be used: names the file, the feature and the reason.
-public struct RegionFileError: Error, CustomStringConvertible, Sendable {
+public struct RegionFileError: Error, Equatable, CustomStringConvertible, Sendable {
+    /// What went wrong, for callers that map errors to exit codes (66 missing file, 74 I/O, 65 data).
+    public enum Kind: Equatable, Sendable {
+        case fileNotFound
+        case unreadable
+        case invalidContent
+    }
+
     public var file: String
     /// Zero-based feature index (or data row index for CSV), when the problem is in one feature.
     public var featureIndex: Int?
     public var id: String?
     public var reason: String
+    /// 1-based line in the file, when known (JSON syntax errors, CSV rows).
+    public var line: Int?
+    /// 1-based column, when known (JSON syntax errors).
+    public var column: Int?
+    public var kind: Kind
 
-    public init(file: String, featureIndex: Int? = nil, id: String? = nil, reason: String) {
+    public init(
+        file: String, featureIndex: Int? = nil, id: String? = nil, reason: String,
+        line: Int? = nil, column: Int? = nil, kind: Kind = .invalidContent
+    ) {
         self.file = file
         self.featureIndex = featureIndex
         self.id = id
         self.reason = reason
+        self.line = line
+        self.column = column
+        self.kind = kind
     }
 
+    /// `FILE[:LINE[:COLUMN]][: feature N][ (id "ID")]: reason`; the feature index is left out when
+    /// a line is given (CSV rows), since the line already says where.
     public var description: String {
         var where_ = file
-        if let featureIndex { where_ += ": feature \(featureIndex)" }
+        if let line {
+            where_ += ":\(line)"
+            if let column { where_ += ":\(column)" }
+        } else if let featureIndex {
+            where_ += ": feature \(featureIndex)"
+        }
         if let id { where_ += " (id \"\(id)\")" }
         return "\(where_): \(reason)"
     }
