@@ -227,41 +227,59 @@ struct JSONParser {
             index += 1
         }
         guard index < bytes.count, isDigit(bytes[index]) else { throw error(.invalidNumber, at: start) }
-        var isSimpleInteger = true
-        var integer: UInt64 = 0
+        // Digits of integer and fraction part, as long as they fit; `digitCount` counts them all.
+        var significand: UInt64 = 0
         var digitCount = 0
+        var fractionDigits = 0
+        var exponent = 0
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
             if index < bytes.count, isDigit(bytes[index]) { throw error(.invalidNumber, at: start) }
         } else {
             while index < bytes.count, isDigit(bytes[index]) {
-                integer = integer &* 10 &+ UInt64(bytes[index] &- UInt8(ascii: "0"))
+                significand = significand &* 10 &+ UInt64(bytes[index] &- UInt8(ascii: "0"))
                 digitCount += 1
                 index += 1
             }
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            isSimpleInteger = false
             index += 1
             guard index < bytes.count, isDigit(bytes[index]) else { throw error(.invalidNumber, at: start) }
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            while index < bytes.count, isDigit(bytes[index]) {
+                significand = significand &* 10 &+ UInt64(bytes[index] &- UInt8(ascii: "0"))
+                digitCount += 1
+                fractionDigits += 1
+                index += 1
+            }
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
-            isSimpleInteger = false
             index += 1
+            var exponentNegative = false
             if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                exponentNegative = bytes[index] == UInt8(ascii: "-")
                 index += 1
             }
             guard index < bytes.count, isDigit(bytes[index]) else { throw error(.invalidNumber, at: start) }
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            while index < bytes.count, isDigit(bytes[index]) {
+                if exponent < 100_000 { exponent = exponent * 10 + Int(bytes[index] - UInt8(ascii: "0")) }
+                index += 1
+            }
+            if exponentNegative { exponent = -exponent }
         }
         // "12abc" or "1.5.2": a number must be followed by a delimiter.
         if index < bytes.count, isIdentifierByte(bytes[index]) || bytes[index] == UInt8(ascii: ".") {
             throw error(.invalidNumber, at: start)
         }
-        // Up to 15 digits are exact in a Double, so the conversion is exact too.
-        if isSimpleInteger, digitCount <= 15 {
-            let magnitude = Double(integer)
+        // Clinger's fast path: a significand of at most 15 digits and a power of ten up to 10^22 are
+        // both exact Doubles, so one correctly rounded multiply or divide gives the correct result.
+        let scale = exponent - fractionDigits
+        if digitCount <= 15, scale >= -22, scale <= 22 {
+            var magnitude = Double(significand)
+            if scale < 0 {
+                magnitude /= Self.powersOfTen[-scale]
+            } else if scale > 0 {
+                magnitude *= Self.powersOfTen[scale]
+            }
             return negative ? -magnitude : magnitude
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
@@ -269,6 +287,11 @@ struct JSONParser {
         guard value.isFinite else { throw error(.numberOutOfRange, at: start) }
         return value
     }
+
+    private static let powersOfTen: [Double] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ]
 
     // MARK: Strings
 

@@ -19,7 +19,9 @@ struct JSONParserTests {
     @Test(arguments: [
         ("0", 0.0), ("-0", -0.0), ("42", 42), ("-17", -17), ("1.5", 1.5), ("1e3", 1000), ("1E+3", 1000),
         ("2.5e-3", 0.0025), ("0.1", 0.1), ("123456789012345678901234567890", 1.2345678901234568e29),
-        ("9007199254740993", 9007199254740992), ("1e-400", 0),
+        ("9007199254740993", 9007199254740992), ("1e-400", 0), ("48.2084", 48.2084), ("-16.3725", -16.3725),
+        ("123.456e-5", 0.00123456), ("0.000001", 1e-6), ("1.7976931348623157e308", 1.7976931348623157e308),
+        ("5e-324", 5e-324), ("0.1e1", 1), ("100e-2", 1),
     ])
     func parsesNumbers(text: String, expected: Double) throws {
         #expect(try JSONValue.parse(text) == .number(expected))
@@ -37,6 +39,19 @@ struct JSONParserTests {
     ])
     func parsesStrings(text: String, expected: String) throws {
         #expect(try JSONValue.parse(text) == .string(expected))
+    }
+
+    @Test func shortDecimalsMatchTheStandardLibrary() throws {
+        // The parser's fast path must round exactly like Double(String).
+        for _ in 0..<2000 {
+            let digits = String(UInt64.random(in: 0..<1_000_000_000_000_000))
+            let exponent = Int.random(in: -30...30)
+            let text = "\(digits)e\(exponent)"
+            let fraction = digits.count > 1 ? "\(digits.prefix(1)).\(digits.dropFirst())" : digits
+            for candidate in [text, fraction, "-" + fraction] {
+                #expect(try JSONValue.parse(candidate).doubleValue == Double(candidate), "\(candidate)")
+            }
+        }
     }
 
     @Test func skipsByteOrderMark() throws {
