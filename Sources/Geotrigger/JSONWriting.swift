@@ -1,0 +1,78 @@
+import GeotriggerCore
+
+/// Byte-level JSON pieces for output written on the hot path (no `String` building per event).
+extension OutputFile {
+    /// Appends `bytes` (UTF-8) as a JSON string literal, escaping per RFC 8259.
+    public func appendJSONString(_ bytes: UnsafeRawBufferPointer) {
+        let hex: StaticString = "0123456789abcdef"
+        append(UInt8(ascii: "\""))
+        for b in bytes {
+            switch b {
+            case UInt8(ascii: "\""): append("\\\"")
+            case UInt8(ascii: "\\"): append("\\\\")
+            case 0x0A: append("\\n")
+            case 0x0D: append("\\r")
+            case 0x09: append("\\t")
+            case 0..<0x20:
+                append("\\u00")
+                hex.withUTF8Buffer { h in
+                    append(h[Int(b >> 4)])
+                    append(h[Int(b & 0xF)])
+                }
+            default: append(b)
+            }
+        }
+        append(UInt8(ascii: "\""))
+    }
+
+    public func appendJSONString(_ s: String) {
+        var s = s
+        s.withUTF8 { appendJSONString(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Appends an RFC 3339 UTC time with milliseconds, quoted.
+    public func appendTime(_ t: Double) {
+        append(UInt8(ascii: "\""))
+        RFC3339.format(t, into: &buffer)
+        append(UInt8(ascii: "\""))
+    }
+
+    /// Appends a non-negative or negative finite number with two decimals (centimetres for distances).
+    public func appendFixed2(_ x: Double) {
+        guard x.isFinite, abs(x) < 1e15 else {
+            append("null")
+            return
+        }
+        var v = Int64((abs(x) * 100).rounded())
+        if x < 0 && v != 0 { append(UInt8(ascii: "-")) }
+        let frac = Int(v % 100)
+        v /= 100
+        appendInteger(v)
+        append(UInt8(ascii: "."))
+        append(UInt8(ascii: "0") + UInt8(frac / 10))
+        append(UInt8(ascii: "0") + UInt8(frac % 10))
+    }
+
+    public func appendInteger(_ value: Int64) {
+        var v = value
+        if v < 0 {
+            append(UInt8(ascii: "-"))
+            v = -v
+        }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var n = 0
+        withUnsafeMutableBytes(of: &digits) { d in
+            repeat {
+                d[n] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+                n += 1
+            } while v > 0
+            while n > 0 {
+                n -= 1
+                append(d[n])
+            }
+        }
+    }
+}

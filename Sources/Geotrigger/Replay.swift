@@ -1,0 +1,245 @@
+import GeotriggerCore
+import GeotriggerGeometry
+import GeotriggerMonitoring
+import GeotriggerReadings
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Everything `geotrigger replay` needs, as plain values (the CLI fills it from its flags).
+public struct ReplayConfiguration: Sendable {
+    public var regionsPath: String
+    /// Files to read; empty or `-` means standard input.
+    public var inputs: [String] = []
+    public var format: ReadingFormat? = nil
+    /// Device id for GPX input (default: the file name without extension).
+    public var device: String? = nil
+    public var hysteresis: Hysteresis = .automatic
+    public var monitor = MonitorOptions()
+    /// Advance the clock to this time at the end of input (fires due timers).
+    public var until: Double? = nil
+    public var strict = false
+    public var outputPath: String? = nil
+    public var rejectsPath: String? = nil
+    public var statePath: String? = nil
+    public var echoProperties = false
+    /// Draw a progress bar on stderr (the CLI turns it on for files when stderr is a terminal).
+    public var progress = false
+    /// How many rejected records are reported one by one on stderr.
+    public var reportedRejectLimit = 20
+
+    public init(regionsPath: String) { self.regionsPath = regionsPath }
+}
+
+/// Why a replay stopped early; each maps to one exit status of SPEC §2.
+public enum ReplayError: Error, CustomStringConvertible {
+    /// A bad regions file (65).
+    case badRegions(RegionFileError)
+    /// A bad reading under `--strict` (65).
+    case strictRejection(String)
+    /// An input file that does not exist (66).
+    case inputMissing(String)
+    /// Reading or writing failed (74).
+    case io(String)
+    /// The command line cannot work, e.g. an input whose format cannot be told (64).
+    case usage(String)
+
+    public var exitStatus: Int32 {
+        switch self {
+        case .badRegions, .strictRejection: return 65
+        case .inputMissing: return 66
+        case .io: return 74
+        case .usage: return 64
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .badRegions(let e): return e.description
+        case .strictRejection(let s): return "\(s) (stopped by --strict)"
+        case .inputMissing(let path): return "\(path): no such file"
+        case .io(let s), .usage(let s): return s
+        }
+    }
+}
+
+/// Runs a whole replay: regions → index → monitor, readings merged by time, events to NDJSON.
+///
+/// Data flows one way: decoders produce readings, the monitor asks the index and emits events,
+/// the event writer formats them. Timers fire from the stream clock before each reading.
+public final class Replay {
+    public let configuration: ReplayConfiguration
+    public private(set) var statistics = ReplayStatistics()
+    /// Written to stderr: reject reports, progress and the summary.
+    let diagnostics: (String) -> Void
+
+    public init(configuration: ReplayConfiguration, diagnostics: @escaping (String) -> Void = { writeStandardError($0) }) {
+        self.configuration = configuration
+        self.diagnostics = diagnostics
+    }
+
+    /// Loads the regions and builds the index; a bad file stops here, before any reading.
+    public static func loadIndex(path: String, hysteresis: Hysteresis) throws -> RegionIndex {
+        do {
+            let regions = try RegionFile.load(path: path)
+            return try RegionIndex(regions: regions, hysteresis: hysteresis)
+        } catch var error as RegionFileError {
+            if error.file.isEmpty { error.file = path }
+            switch error.kind {
+            case .fileNotFound: throw ReplayError.inputMissing(path)
+            case .unreadable: throw ReplayError.io(error.description)
+            case .invalidContent: throw ReplayError.badRegions(error)
+            }
+        }
+    }
+
+    @discardableResult
+    public func run() throws -> ReplayStatistics {
+        let start = monotonicSeconds()
+        let config = configuration
+        let index = try Self.loadIndex(path: config.regionsPath, hysteresis: config.hysteresis)
+
+        // Open every input before reading any, so a missing file stops the run cleanly.
+        let paths = config.inputs.isEmpty ? ["-"] : config.inputs
+        var decoders: [any ReadingDecoder] = []
+        for path in paths {
+            do {
+                decoders.append(try ReadingInput.open(path: path, format: config.format, device: config.device))
+            } catch let error as ReadingInputError {
+                switch error {
+                case .missing(let p): throw ReplayError.inputMissing(p)
+                case .unreadable: throw ReplayError.io(error.description)
+                case .unknownFormat: throw ReplayError.usage(error.description)
+                }
+            }
+        }
+        statistics.inputs = decoders.count
+        let totalBytes = paths.map(fileSize).reduce(0, +)
+
+        let output: OutputFile
+        let rejects: OutputFile?
+        do {
+            output = try OutputFile(path: config.outputPath)
+            rejects = try config.rejectsPath.map { try OutputFile(path: $0) }
+        } catch let error as IOFailure {
+            throw ReplayError.io(error.description)
+        }
+
+        let monitor = Monitor(index: index, options: config.monitor)
+        let writer = EventWriter(output: output, devices: monitor.devices, regions: index.regions,
+                                 echoProperties: config.echoProperties)
+        monitor.sink = writer
+        let progress = config.progress && totalBytes > 0 ? ProgressBar(totalBytes: totalBytes, write: diagnostics) : nil
+
+        let merged = MergedReadings(decoders)
+        var reported = 0
+        var sinceProgress = 0
+        readLoop: while true {
+            switch merged.next().step {
+            case .end:
+                break readLoop
+            case .rejected(let reason):
+                try reject(reason, source: merged.currentSource, line: merged.rejectedLine,
+                           rejects: rejects, reported: &reported)
+            case .reading:
+                let r = merged.current
+                let d = monitor.device(r.device)
+                switch r.kind {
+                case .fix:
+                    statistics.fixes += 1
+                    monitor.fireTimers(before: r.t)
+                    switch monitor.fix(device: d, t: r.t, at: Coordinate(latitude: r.latitude, longitude: r.longitude),
+                                       accuracy: r.accuracy) {
+                    case .applied: break
+                    case .ignoredForAccuracy: statistics.ignoredForAccuracy += 1
+                    case .rejected(let reason):
+                        statistics.fixes -= 1
+                        try reject(reason, source: merged.currentSource, line: r.line, rejects: rejects, reported: &reported)
+                    }
+                case .sighting, .control:
+                    if let reason = monitor.touch(device: d, t: r.t) {
+                        try reject(reason, source: merged.currentSource, line: r.line, rejects: rejects, reported: &reported)
+                    } else if r.kind == .sighting {
+                        statistics.sightings += 1
+                        statistics.sightingsWithoutBeaconRegions += 1
+                    } else {
+                        statistics.controls += 1
+                        statistics.controlsWithoutScheduler += 1
+                    }
+                }
+                monitor.advance(to: monitor.clock)
+                if let failure = writer.failure { throw ReplayError.io(failure.description) }
+            }
+            sinceProgress += 1
+            if let progress, sinceProgress >= 4096 {
+                sinceProgress = 0
+                progress.update(bytes: merged.bytesRead, records: statistics.records)
+            }
+        }
+        if let error = merged.ioErrors.first { throw ReplayError.io("\(error.source): \(error.message)") }
+        progress?.finish()
+
+        if let until = config.until { monitor.advance(to: until) }
+        if let failure = writer.failure { throw ReplayError.io(failure.description) }
+        do {
+            try output.flush()
+            try rejects?.flush()
+            if let statePath = config.statePath {
+                let state = try OutputFile(path: statePath)
+                StateWriter.write(monitor: monitor, to: state)
+                try state.flush()
+            }
+        } catch let error as IOFailure {
+            throw ReplayError.io(error.description)
+        }
+        if reported < statistics.rejectedTotal {
+            diagnostics("geotrigger: \(grouped(statistics.rejectedTotal - reported)) more rejected records not shown\n")
+        }
+        statistics.events = writer.counts
+        statistics.elapsed = monotonicSeconds() - start
+        return statistics
+    }
+
+    private func reject(_ reason: RejectReason, source: any ReadingDecoder, line: UnsafeRawBufferPointer,
+                        rejects: OutputFile?, reported: inout Int) throws {
+        statistics.reject(reason)
+        let place = "\(source.sourceName):\(source.lineNumber)"
+        if configuration.strict {
+            throw ReplayError.strictRejection("\(place): \(reason.message)")
+        }
+        if reported < configuration.reportedRejectLimit {
+            reported += 1
+            diagnostics("\(place): \(reason.message)\n")
+        }
+        if let rejects {
+            rejects.append(place)
+            rejects.append(UInt8(ascii: "\t"))
+            rejects.append(reason.rawValue)
+            rejects.append(UInt8(ascii: "\t"))
+            rejects.append(line)
+            rejects.append(UInt8(ascii: "\n"))
+            do { try rejects.endRecord() } catch let error as IOFailure { throw ReplayError.io(error.description) }
+        }
+    }
+}
+
+public func writeStandardError(_ s: String) {
+    var s = s
+    s.withUTF8 { buf in _ = write(STDERR_FILENO, buf.baseAddress, buf.count) }
+}
+
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+/// Size of a regular file, 0 for standard input, pipes and anything unknown.
+func fileSize(_ path: String) -> Int {
+    guard path != "-" else { return 0 }
+    var st = stat()
+    guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return 0 }
+    return Int(st.st_size)
+}

@@ -1,0 +1,80 @@
+import GeotriggerMonitoring
+import GeotriggerReadings
+
+/// What a replay read, rejected and emitted: the stderr summary's content.
+public struct ReplayStatistics: Sendable {
+    public var fixes = 0
+    public var sightings = 0
+    public var controls = 0
+    /// Rejected records by reason (indexed like `RejectReason.allCases`).
+    public var rejected = [Int](repeating: 0, count: RejectReason.allCases.count)
+    public var ignoredForAccuracy = 0
+    /// Sightings read but not evaluated because no beacon region was loaded.
+    public var sightingsWithoutBeaconRegions = 0
+    /// Control records read while no scheduling core was attached.
+    public var controlsWithoutScheduler = 0
+    public var events = [Int](repeating: 0, count: RegionEvent.Kind.allCases.count)
+    public var elapsed: Double = 0
+    public var inputs = 0
+
+    public init() {}
+
+    public var rejectedTotal: Int { rejected.reduce(0, +) }
+    /// Every record read, good or bad (blank lines excluded).
+    public var records: Int { fixes + sightings + controls + rejectedTotal }
+
+    public mutating func reject(_ reason: RejectReason) {
+        rejected[RejectReason.allCases.firstIndex(of: reason)!] += 1
+    }
+
+    public func count(of reason: RejectReason) -> Int {
+        rejected[RejectReason.allCases.firstIndex(of: reason)!]
+    }
+
+    public func count(of kind: RegionEvent.Kind) -> Int { events[Int(kind.rawValue)] }
+
+    /// The summary printed on stderr.
+    public var summary: String {
+        var lines: [String] = []
+        let rate = elapsed > 0 ? Double(records) / elapsed : 0
+        var read = "\(grouped(records)) records from \(inputs) input\(inputs == 1 ? "" : "s"): \(grouped(fixes)) fixes"
+        if sightings > 0 { read += ", \(grouped(sightings)) beacon sightings" }
+        if controls > 0 { read += ", \(grouped(controls)) control records" }
+        if rejectedTotal > 0 { read += ", \(grouped(rejectedTotal)) rejected" }
+        lines.append(read)
+        if rejectedTotal > 0 {
+            let parts = RejectReason.allCases.enumerated().filter { rejected[$0.offset] > 0 }
+                .map { "\($0.element.rawValue) \(grouped(rejected[$0.offset]))" }
+            lines.append("  rejected: " + parts.joined(separator: ", "))
+        }
+        if ignoredForAccuracy > 0 {
+            lines.append("  ignored: \(grouped(ignoredForAccuracy)) fixes less accurate than --max-accuracy")
+        }
+        if sightingsWithoutBeaconRegions > 0 {
+            lines.append("  not evaluated: \(grouped(sightingsWithoutBeaconRegions)) beacon sightings (no beacon regions loaded)")
+        }
+        if controlsWithoutScheduler > 0 {
+            lines.append("  not applied: \(grouped(controlsWithoutScheduler)) control records (no scheduling core attached)")
+        }
+        let ev = RegionEvent.Kind.allCases.map { "\(grouped(events[Int($0.rawValue)])) \($0.name)" }
+        lines.append("events: " + ev.joined(separator: ", "))
+        lines.append("elapsed \(formatSeconds(elapsed)), \(grouped(Int(rate.rounded()))) records/s")
+        return lines.map { "geotrigger: " + $0 }.joined(separator: "\n") + "\n"
+    }
+}
+
+/// 1234567 → "1,234,567".
+func grouped(_ n: Int) -> String {
+    let digits = String(n.magnitude)
+    var out = ""
+    for (i, c) in digits.enumerated() {
+        if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
+        out.append(c)
+    }
+    return n < 0 ? "-" + out : out
+}
+
+func formatSeconds(_ s: Double) -> String {
+    let ms = Int((s * 1000).rounded())
+    return "\(ms / 1000).\(String(repeating: "0", count: 3 - String(ms % 1000).count))\(ms % 1000) s"
+}

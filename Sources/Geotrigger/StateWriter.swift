@@ -1,0 +1,34 @@
+import GeotriggerMonitoring
+
+/// Writes `--state-out`: the clock, and per device its latest reading and the regions it is in.
+///
+/// Every visit that began and has not ended in an `exit` is listed here, so nothing is lost at the
+/// end of a replay. Devices appear in the order they were first seen.
+enum StateWriter {
+    static func write(monitor: Monitor, to o: OutputFile) {
+        let regionIDs = monitor.index.regions.map(\.id)
+        o.append("{\"clock\":")
+        if monitor.clock.isFinite { o.appendTime(monitor.clock) } else { o.append("null") }
+        o.append(",\"devices\":{")
+        for d in 0..<Int32(monitor.devices.count) {
+            if d > 0 { o.append(",") }
+            o.append("\n")
+            monitor.devices.withName(d) { o.appendJSONString($0) }
+            o.append(":{\"lastReading\":")
+            o.appendTime(monitor.lastReading(of: d))
+            o.append(",\"inside\":[")
+            for (k, v) in monitor.visits(of: d).enumerated() {
+                if k > 0 { o.append(",") }
+                o.append("{\"region\":")
+                o.appendJSONString(regionIDs[Int(v.region)])
+                o.append(",\"enteredAt\":")
+                o.appendTime(v.enteredAt)
+                o.append(v.dwelled ? ",\"dwelled\":true" : ",\"dwelled\":false")
+                if v.silent { o.append(",\"initial\":true") }
+                o.append("}")
+            }
+            o.append("]}")
+        }
+        o.append("\n}}\n")
+    }
+}

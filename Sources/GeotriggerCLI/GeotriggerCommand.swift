@@ -1,0 +1,15 @@
+import ArgumentParser
+
+@main
+struct GeotriggerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "geotrigger",
+        abstract: "Evaluate location and beacon triggers: exact geofence events from GPS fixes.",
+        discussion: """
+            Regions (circles, polygons) are indexed in a GEOS STRtree; circle decisions are \
+            geodesic on the WGS84 ellipsoid. Events are written as NDJSON, one per line.
+            """,
+        subcommands: [ReplayCommand.self],
+        defaultSubcommand: nil
+    )
+}

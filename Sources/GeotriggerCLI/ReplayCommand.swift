@@ -1,0 +1,132 @@
+import ArgumentParser
+import Geotrigger
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension InitialPolicy: ExpressibleByArgument {}
+extension ReadingFormat: ExpressibleByArgument {}
+
+struct ReplayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Replay GPS fixes (and beacon sightings) against regions and print enter/exit/dwell events.",
+        discussion: """
+            Readings come from the files given (merged by time; each file must be in time order) or \
+            from standard input. Formats: NDJSON (.ndjson/.jsonl), CSV with a header (.csv), GPX (.gpx).
+
+            Events go to standard output as NDJSON, for example:
+              {"t":"2021-10-29T10:00:03.000Z","event":"enter","device":"d1","region":"home","distance":148.20}
+            A summary goes to standard error. Bad records are reported as FILE:LINE: reason, counted, \
+            and skipped (or stop the run with --strict).
+
+            Examples:
+              geotrigger replay --regions datasets/regions/slovenia-croatia.geojson datasets/gpxpy_tracks/*.gpx
+              cat fixes.ndjson | geotrigger replay --regions zones.geojson --dwell 300 > events.ndjson
+              geotrigger replay --regions zones.csv --hysteresis 0 --max-accuracy 0 track.gpx   # exact mode
+
+            Exit status: 0 success, 64 usage error, 65 bad regions file (or bad reading under --strict), \
+            66 input file missing, 74 I/O error.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("Regions file: GeoJSON FeatureCollection, or CSV with header id,lat,lon,radius.", valueName: "file"))
+    var regions: String
+
+    @Argument(help: ArgumentHelp("Reading files (NDJSON, CSV or GPX). None, or -, reads standard input (NDJSON unless --format).", valueName: "readings"))
+    var readings: [String] = []
+
+    @Option(help: ArgumentHelp("Input format when the extension does not tell, or for standard input.", valueName: "ndjson|csv|gpx"))
+    var format: ReadingFormat?
+
+    @Option(help: ArgumentHelp("Device id for GPX input (default: the file name without extension).", valueName: "id"))
+    var device: String?
+
+    @Option(help: ArgumentHelp("Leave a circle only beyond radius + M metres. Default: max(20, 10 % of the radius) per region; 0 = exact boundary.", valueName: "M"))
+    var hysteresis: Double?
+
+    @Option(help: ArgumentHelp("Ignore fixes whose horizontal accuracy is worse than M metres (0 = no limit).", valueName: "M"))
+    var maxAccuracy: Double = 200
+
+    @Option(help: ArgumentHelp("Emit dwell once per visit after S seconds continuously inside (default: off).", valueName: "S"))
+    var dwell: Double?
+
+    @Option(help: ArgumentHelp("Whether a device's first fix inside a region emits enter.", valueName: "enter|none"))
+    var initial: InitialPolicy = .enter
+
+    @Option(help: ArgumentHelp("Beacon region exit after S seconds without a qualifying sighting.", valueName: "S"))
+    var beaconExit: Double = 30
+
+    @Option(help: ArgumentHelp("At the end of input, advance the clock to TIME (Unix seconds or RFC 3339) and fire due timers.", valueName: "TIME"))
+    var until: String?
+
+    @Flag(help: "Stop at the first bad reading (exit 65) instead of reporting and skipping it.")
+    var strict = false
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write events to FILE instead of standard output.", valueName: "file"))
+    var output: String?
+
+    @Option(help: ArgumentHelp("Write every rejected record as SOURCE:LINE<TAB>reason<TAB>record.", valueName: "file"))
+    var rejects: String?
+
+    @Option(help: ArgumentHelp("At the end, write JSON with each device's region states.", valueName: "file"))
+    var stateOut: String?
+
+    @Flag(help: "Echo each region's properties in its events.")
+    var echoProperties = false
+
+    @Flag(inversion: .prefixedNo, help: "Show a progress bar on stderr (default: when replaying files to a terminal).")
+    var progress: Bool?
+
+    @Flag(name: .shortAndLong, help: "Do not print the summary on stderr.")
+    var quiet = false
+
+    func validate() throws {
+        if let hysteresis, !(hysteresis >= 0 && hysteresis.isFinite) {
+            throw ValidationError("--hysteresis must be a finite number of metres ≥ 0")
+        }
+        if !(maxAccuracy >= 0 && maxAccuracy.isFinite) { throw ValidationError("--max-accuracy must be a finite number of metres ≥ 0") }
+        if let dwell, !(dwell > 0 && dwell.isFinite) { throw ValidationError("--dwell must be a positive number of seconds") }
+        if !(beaconExit > 0 && beaconExit.isFinite) { throw ValidationError("--beacon-exit must be a positive number of seconds") }
+        if let until, parseTime(until) == nil {
+            throw ValidationError("--until must be Unix seconds or an RFC 3339 time, not \"\(until)\"")
+        }
+    }
+
+    func run() throws {
+        var config = ReplayConfiguration(regionsPath: regions)
+        config.inputs = readings
+        config.format = format
+        config.device = device
+        config.hysteresis = hysteresis.map { .metres($0) } ?? .automatic
+        config.monitor = MonitorOptions(maxAccuracy: maxAccuracy, dwell: dwell, initial: initial)
+        config.until = until.flatMap(parseTime)
+        config.strict = strict
+        config.outputPath = output
+        config.rejectsPath = rejects
+        config.statePath = stateOut
+        config.echoProperties = echoProperties
+        let readsFiles = readings.contains { $0 != "-" }
+        config.progress = progress ?? (readsFiles && isatty(STDERR_FILENO) != 0)
+
+        let replay = Replay(configuration: config)
+        do {
+            let stats = try replay.run()
+            if !quiet { writeStandardError(stats.summary) }
+        } catch let error as ReplayError {
+            writeStandardError("geotrigger: \(error)\n")
+            if !quiet && error.exitStatus == 65, case .strictRejection = error {
+                writeStandardError(replay.statistics.summary)
+            }
+            throw ExitCode(error.exitStatus)
+        }
+    }
+}
+
+/// Unix seconds or RFC 3339.
+func parseTime(_ s: String) -> Double? {
+    if let v = Double(s), v.isFinite { return v }
+    return RFC3339.parse(s)
+}

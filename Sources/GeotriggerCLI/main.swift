@@ -1,1 +1,0 @@
-print("geotrigger: not built yet")

@@ -1,0 +1,157 @@
+import CGEOS
+import GeotriggerCore
+
+/// How far beyond a circle's radius a device must go before it is considered to have left.
+public enum Hysteresis: Equatable, Sendable {
+    /// max(20 m, 10 % of the radius), per region.
+    case automatic
+    /// The same margin for every region; `0` is the exact boundary.
+    case metres(Double)
+
+    /// The margin for a circle of radius `r`.
+    public func margin(forRadius r: Double) -> Double {
+        switch self {
+        case .automatic: return max(20, 0.1 * r)
+        case .metres(let m): return m
+        }
+    }
+}
+
+/// Every region with a geometry, its envelope in a GEOS STRtree, and the exact tests behind it.
+///
+/// Circles are decided geodesically on WGS84 (`GeodesicCircle`); polygons with GEOS prepared
+/// geometry (`GEOSPreparedCovers_r`, boundary inside). Region numbers are positions in `regions`,
+/// which is also the order events at one fix are reported in.
+///
+/// Not thread-safe: it owns a GEOS context and reuses one query point. Make one index per thread.
+public final class RegionIndex {
+    public enum Shape {
+        case circle(GeodesicCircle)
+        case polygon(GEOSPreparedGeometry)
+    }
+
+    public let regions: [Region]
+    public let shapes: [Shape]
+    let context: GEOSContext
+    let tree: STRtree
+    /// The point of the current fix, reused by the polygon tests of that fix; owned here.
+    private var queryPoint: OpaquePointer?
+
+    /// Builds the index. Throws `RegionFileError` (file left empty for the caller to fill) when a
+    /// polygon is invalid, with GEOS's reason.
+    public init(regions: [Region], hysteresis: Hysteresis = .automatic, context: GEOSContext = GEOSContext()) throws {
+        self.context = context
+        var shapes: [Shape] = []
+        shapes.reserveCapacity(regions.count)
+        var rects: [(minX: Double, minY: Double, maxX: Double, maxY: Double, item: Int)] = []
+        rects.reserveCapacity(regions.count)
+        for (i, region) in regions.enumerated() {
+            switch region.shape {
+            case .circle(let center, let radius):
+                let circle = GeodesicCircle(
+                    center: center, radius: radius, exitRadius: radius + hysteresis.margin(forRadius: radius))
+                shapes.append(.circle(circle))
+                for e in circle.envelopes() {
+                    rects.append((e.minLon, e.minLat, e.maxLon, e.maxLat, i))
+                }
+            case .polygons(let polygons):
+                let geometry: GEOSGeometry
+                do {
+                    geometry = try GEOSGeometry(context: context, polygons: polygons)
+                } catch {
+                    throw RegionFileError(file: "", featureIndex: region.featureIndex, id: region.id,
+                                          reason: "invalid polygon: \(error)")
+                }
+                if let why = geometry.invalidityReason() {
+                    throw RegionFileError(file: "", featureIndex: region.featureIndex, id: region.id,
+                                          reason: "invalid polygon: \(why)")
+                }
+                let b = geometry.bounds()
+                rects.append((b.minX, b.minY, b.maxX, b.maxY, i))
+                shapes.append(.polygon(try GEOSPreparedGeometry(geometry)))
+            }
+        }
+        self.regions = regions
+        self.shapes = shapes
+        self.tree = try STRtree(context: context, rectangles: rects)
+    }
+
+    deinit {
+        if let queryPoint { GEOSGeom_destroy_r(context.handle, queryPoint) }
+    }
+
+    public var count: Int { regions.count }
+
+    /// Regions whose envelope contains `p`, ascending and without duplicates.
+    ///
+    /// Every region that `p` is inside of, or not yet beyond the exit margin of, is among them.
+    /// The buffer is reused by the next call. Also sets the point the polygon tests use.
+    public func candidates(at p: Coordinate) -> UnsafeBufferPointer<Int32> {
+        setQueryPoint(longitude: p.longitude, latitude: p.latitude)
+        var found = tree.query(handle: queryPoint!, appending: false)
+        // Envelopes split at the antimeridian end at +180 or start at -180: a point on that line
+        // may be written either way, so ask for both.
+        if p.longitude == 180 || p.longitude == -180 {
+            setQueryPoint(longitude: -p.longitude, latitude: p.latitude)
+            found = tree.query(handle: queryPoint!, appending: true)
+            setQueryPoint(longitude: p.longitude, latitude: p.latitude)
+        }
+        let n = found.count
+        guard let candidateBuffer = found.baseAddress else { return UnsafeBufferPointer(start: nil, count: 0) }
+        // Insertion sort: candidate lists are short, and region order is event order.
+        var i = 1
+        while i < n {
+            let v = candidateBuffer[i]
+            var j = i - 1
+            while j >= 0 && candidateBuffer[j] > v {
+                candidateBuffer[j + 1] = candidateBuffer[j]
+                j -= 1
+            }
+            candidateBuffer[j + 1] = v
+            i += 1
+        }
+        var unique = 0
+        for k in 0..<n where unique == 0 || candidateBuffer[unique - 1] != candidateBuffer[k] {
+            candidateBuffer[unique] = candidateBuffer[k]
+            unique += 1
+        }
+        return UnsafeBufferPointer(start: candidateBuffer, count: unique)
+    }
+
+    /// Whether `p` (the point of the last `candidates(at:)` call) is inside region `r`: geodesic
+    /// distance ≤ radius for a circle, covered (boundary included) for a polygon.
+    @inline(__always)
+    public func isInside(_ r: Int, _ p: Coordinate) -> Bool {
+        switch shapes[r] {
+        case .circle(let c): return c.isInside(p)
+        case .polygon(let g): return coversQueryPoint(g)
+        }
+    }
+
+    /// Whether `p` (the point of the last `candidates(at:)` call) is beyond region `r`'s exit
+    /// boundary: distance > radius + hysteresis for a circle, not covered for a polygon.
+    @inline(__always)
+    public func isBeyondExit(_ r: Int, _ p: Coordinate) -> Bool {
+        switch shapes[r] {
+        case .circle(let c): return c.isBeyondExit(p)
+        case .polygon(let g): return !coversQueryPoint(g)
+        }
+    }
+
+    /// Geodesic distance from a circle's centre, or nil for a polygon.
+    public func distanceFromCenter(_ r: Int, _ p: Coordinate) -> Double? {
+        if case .circle(let c) = shapes[r] { return c.distance(to: p) }
+        return nil
+    }
+
+    private func coversQueryPoint(_ g: GEOSPreparedGeometry) -> Bool {
+        // GEOSPreparedCovers_r returns 1 on true, 0 on false, 2 on exception.
+        GEOSPreparedCovers_r(context.handle, g.handle, queryPoint) == 1
+    }
+
+    private func setQueryPoint(longitude: Double, latitude: Double) {
+        // GEOS 3.11 points cache their envelope, so a point cannot be moved in place.
+        if let queryPoint { GEOSGeom_destroy_r(context.handle, queryPoint) }
+        queryPoint = GEOSGeom_createPointFromXY_r(context.handle, longitude, latitude)
+    }
+}

@@ -1,0 +1,96 @@
+/// Interns device identifiers (UTF-8 bytes) to dense integer ids without allocating per lookup.
+///
+/// Open addressing over a power-of-two table of slots; names live back to back in one byte arena.
+/// Lookups hash the bytes (FNV-1a) and compare with `memcmp`, so a known device costs no allocation.
+public final class DeviceTable {
+    private var slots: [Int32]            // device id + 1, 0 = empty
+    private var hashes: [UInt64] = []     // per device
+    private var offsets: [Int] = []       // per device, into `arena`
+    private var lengths: [Int32] = []
+    private var arena: [UInt8] = []
+    private var mask: Int
+
+    public init(capacity: Int = 1024) {
+        var size = 16
+        while size < capacity * 2 { size <<= 1 }
+        slots = [Int32](repeating: 0, count: size)
+        mask = size - 1
+    }
+
+    /// Number of devices seen.
+    public var count: Int { offsets.count }
+
+    /// The id of `name`, adding it if new. `isNew` tells whether it was just added.
+    @inline(__always)
+    public func intern(_ name: UnsafeRawBufferPointer) -> (id: Int32, isNew: Bool) {
+        let h = Self.hash(name)
+        var i = Int(truncatingIfNeeded: h) & mask
+        while true {
+            let s = slots[i]
+            if s == 0 { break }
+            let id = Int(s - 1)
+            if hashes[id] == h && equals(id, name) { return (Int32(id), false) }
+            i = (i + 1) & mask
+        }
+        let id = Int32(offsets.count)
+        slots[i] = id + 1
+        hashes.append(h)
+        offsets.append(arena.count)
+        lengths.append(Int32(name.count))
+        arena.append(contentsOf: name)
+        if offsets.count * 2 > slots.count { grow() }
+        return (id, true)
+    }
+
+    /// The id of `name`, adding it if new.
+    public func intern(_ name: String) -> Int32 {
+        var name = name
+        return name.withUTF8 { intern(UnsafeRawBufferPointer($0)).id }
+    }
+
+    /// The name's bytes; valid until the next `intern` of a new device.
+    public func withName<R>(_ id: Int32, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        let o = offsets[Int(id)], n = Int(lengths[Int(id)])
+        return arena.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[o..<(o + n)])) }
+    }
+
+    public func name(_ id: Int32) -> String {
+        withName(id) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private func equals(_ id: Int, _ name: UnsafeRawBufferPointer) -> Bool {
+        let n = Int(lengths[id])
+        guard n == name.count else { return false }
+        if n == 0 { return true }
+        let o = offsets[id]
+        return arena.withUnsafeBytes { memcmp($0.baseAddress! + o, name.baseAddress!, n) == 0 }
+    }
+
+    private func grow() {
+        let size = slots.count * 2
+        slots = [Int32](repeating: 0, count: size)
+        mask = size - 1
+        for id in 0..<offsets.count {
+            var i = Int(truncatingIfNeeded: hashes[id]) & mask
+            while slots[i] != 0 { i = (i + 1) & mask }
+            slots[i] = Int32(id + 1)
+        }
+    }
+
+    @inline(__always)
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in bytes {
+            h ^= UInt64(b)
+            h &*= 0x0000_0100_0000_01b3
+        }
+        // FNV's low bits mix poorly for short keys; fold the high half in.
+        return h ^ (h >> 29)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

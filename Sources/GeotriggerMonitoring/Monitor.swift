@@ -1,0 +1,208 @@
+import GeotriggerCore
+import GeotriggerGeometry
+import GeotriggerReadings
+import HeapModule
+
+/// Whether a device's first fix inside a region emits `enter`.
+public enum InitialPolicy: String, Sendable, CaseIterable {
+    /// Yes: the first fix inside a region enters it, as any later one would.
+    case enter
+    /// No: the device is silently inside; it gets no `enter` and no `dwell` for that visit, but its
+    /// `exit` is reported when it leaves (a visit that began always ends in an exit).
+    case none
+}
+
+public struct MonitorOptions: Sendable {
+    /// Fixes whose horizontal accuracy is worse than this many metres change no state; 0 = no limit.
+    public var maxAccuracy: Double = 200
+    /// Emit `dwell` once per visit after this many seconds continuously inside; nil = never.
+    public var dwell: Double? = nil
+    public var initial: InitialPolicy = .enter
+
+    public init(maxAccuracy: Double = 200, dwell: Double? = nil, initial: InitialPolicy = .enter) {
+        self.maxAccuracy = maxAccuracy
+        self.dwell = dwell
+        self.initial = initial
+    }
+}
+
+/// The per-(device, region) state machines for geographic regions, with their timers.
+///
+/// Feed it fixes in time order per device; it asks the `RegionIndex` for nearby regions, decides
+/// each transition exactly, and hands events to `sink` in the order they happen. Its clock is the
+/// largest time read; `dwell` timers fire when the clock passes them (see `fireTimers`).
+public final class Monitor {
+    public let index: RegionIndex
+    public let devices: DeviceTable
+    public let options: MonitorOptions
+    public weak var sink: (any RegionEventSink)?
+    /// The largest reading time seen (Unix seconds), or -∞ before the first.
+    public private(set) var clock: Double = -.infinity
+
+    /// One visit: the device is inside `region` since `enteredAt`.
+    public struct Visit: Sendable {
+        public var region: Int32
+        public var enteredAt: Double
+        /// Whether `dwell` has been emitted for this visit.
+        public var dwelled: Bool
+        /// Entered silently at the device's first fix (`--initial none`).
+        public var silent: Bool
+        var serial: UInt32
+    }
+
+    struct DeviceState {
+        var last: Double = -.infinity
+        var hasFix = false
+        /// Sorted by region.
+        var visits: [Visit] = []
+    }
+
+    struct Timer: Comparable {
+        var due: Double
+        var sequence: UInt64
+        var device: Int32
+        var region: Int32
+        var serial: UInt32
+        static func < (a: Timer, b: Timer) -> Bool { (a.due, a.sequence) < (b.due, b.sequence) }
+        static func == (a: Timer, b: Timer) -> Bool { a.sequence == b.sequence }
+    }
+
+    public enum Outcome: Equatable, Sendable {
+        case applied
+        /// The fix's accuracy was worse than `maxAccuracy`: it moved the clock but changed no state.
+        case ignoredForAccuracy
+        case rejected(RejectReason)
+    }
+
+    private var states: [DeviceState] = []
+    private var timers = Heap<Timer>()
+    private var timerSequence: UInt64 = 0
+    private var visitSerial: UInt32 = 0
+    /// Reused between fixes so building a device's new visit list does not allocate.
+    private var scratch: [Visit] = []
+
+    public init(index: RegionIndex, options: MonitorOptions = MonitorOptions(), devices: DeviceTable = DeviceTable()) {
+        self.index = index
+        self.options = options
+        self.devices = devices
+    }
+
+    /// The device's state slot, adding one for a new device.
+    @inline(__always)
+    public func device(_ name: UnsafeRawBufferPointer) -> Int32 {
+        let (id, isNew) = devices.intern(name)
+        if isNew { states.append(DeviceState()) }
+        return id
+    }
+
+    public func device(_ name: String) -> Int32 {
+        var name = name
+        return name.withUTF8 { device(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Applies one GPS fix. Timers due before `t` should have been fired first (`fireTimers(before:)`).
+    public func fix(device d: Int32, t: Double, at p: Coordinate, accuracy: Double = .nan) -> Outcome {
+        let di = Int(d)
+        if t < states[di].last { return .rejected(.outOfOrder) }
+        states[di].last = t
+        if t > clock { clock = t }
+        if options.maxAccuracy > 0 && accuracy > options.maxAccuracy { return .ignoredForAccuracy }
+
+        let first = !states[di].hasFix
+        states[di].hasFix = true
+        let candidates = index.candidates(at: p)
+        var changed = false
+        scratch.removeAll(keepingCapacity: true)
+        states[di].visits.withUnsafeBufferPointer { visits in
+            var i = 0, j = 0
+            while i < candidates.count || j < visits.count {
+                if j == visits.count || (i < candidates.count && candidates[i] < visits[j].region) {
+                    // Not inside yet: enter on distance ≤ r (or covered).
+                    let r = candidates[i]
+                    i += 1
+                    guard index.isInside(Int(r), p) else { continue }
+                    changed = true
+                    visitSerial &+= 1
+                    let silent = first && options.initial == .none
+                    scratch.append(Visit(region: r, enteredAt: t, dwelled: false, silent: silent, serial: visitSerial))
+                    if silent { continue }
+                    if let dwell = options.dwell {
+                        timerSequence += 1
+                        timers.insert(Timer(due: t + dwell, sequence: timerSequence, device: d, region: r, serial: visitSerial))
+                    }
+                    emit(RegionEvent(kind: .enter, t: t, device: d, region: r,
+                                     distance: index.distanceFromCenter(Int(r), p) ?? .nan))
+                } else {
+                    let visit = visits[j]
+                    // A visit whose region is no candidate is beyond its envelope, hence beyond exit.
+                    let stillCandidate = i < candidates.count && candidates[i] == visit.region
+                    if stillCandidate { i += 1 }
+                    j += 1
+                    if stillCandidate && !index.isBeyondExit(Int(visit.region), p) {
+                        scratch.append(visit)
+                        continue
+                    }
+                    changed = true
+                    emit(RegionEvent(kind: .exit, t: t, device: d, region: visit.region,
+                                     distance: index.distanceFromCenter(Int(visit.region), p) ?? .nan,
+                                     enteredAt: visit.enteredAt))
+                }
+            }
+        }
+        if changed { swap(&states[di].visits, &scratch) }
+        return .applied
+    }
+
+    /// Due time of the earliest pending timer, if any (cancelled timers may be included).
+    public var nextTimerDue: Double? { timers.min?.due }
+
+    /// Fires every timer due strictly before `t`, in time order.
+    public func fireTimers(before t: Double) {
+        while let top = timers.min, top.due < t { fire(timers.removeMin()) }
+    }
+
+    /// Fires every timer due at or before `t`, in time order, and moves the clock to `t`.
+    public func advance(to t: Double) {
+        while let top = timers.min, top.due <= t { fire(timers.removeMin()) }
+        if t > clock { clock = t }
+    }
+
+    /// Fires the earliest timer, if any; returns whether one was taken.
+    @discardableResult
+    public func fireNextTimer() -> Bool {
+        guard !timers.isEmpty else { return false }
+        fire(timers.removeMin())
+        return true
+    }
+
+    private func fire(_ timer: Timer) {
+        let di = Int(timer.device)
+        // Timers are cancelled lazily: the visit must still be the one that armed it.
+        guard let k = states[di].visits.firstIndex(where: { $0.region == timer.region }),
+              states[di].visits[k].serial == timer.serial, !states[di].visits[k].dwelled
+        else { return }
+        states[di].visits[k].dwelled = true
+        emit(RegionEvent(kind: .dwell, t: timer.due, device: timer.device, region: timer.region,
+                         enteredAt: states[di].visits[k].enteredAt))
+    }
+
+    @inline(__always)
+    private func emit(_ e: RegionEvent) { sink?.handle(e) }
+
+    // MARK: Inspection
+
+    /// The regions a device is inside of, in region order.
+    public func visits(of device: Int32) -> [Visit] { states[Int(device)].visits }
+
+    /// Time of the device's latest reading.
+    public func lastReading(of device: Int32) -> Double { states[Int(device)].last }
+
+    /// Records a reading's time for ordering without a fix (beacon sightings, control records).
+    /// Returns `.outOfOrder` if it is older than the device's previous reading.
+    public func touch(device d: Int32, t: Double) -> RejectReason? {
+        if t < states[Int(d)].last { return .outOfOrder }
+        states[Int(d)].last = t
+        if t > clock { clock = t }
+        return nil
+    }
+}

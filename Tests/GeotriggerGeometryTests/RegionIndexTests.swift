@@ -1,0 +1,126 @@
+import GeotriggerCore
+@testable import GeotriggerGeometry
+import Testing
+import Foundation
+
+/// A small deterministic generator (SplitMix64), so failures reproduce.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+@Suite("Region index")
+struct RegionIndexTests {
+    /// Random circles (some polar, some across the antimeridian) and random polygons; random points
+    /// near them. The tree's candidates must be exactly the regions whose envelopes contain the
+    /// point (brute force), and must include every region the point is inside of (exact test).
+    @Test("STRtree candidates equal a brute-force scan", arguments: [UInt64(1), 2, 3])
+    func candidatesMatchBruteForce(seed: UInt64) throws {
+        var rng = SplitMix64(state: seed)
+        var regions: [Region] = []
+        var centres: [Coordinate] = []
+        for i in 0..<3000 {
+            let lat: Double
+            switch i % 10 {
+            case 0: lat = Double.random(in: 88...90, using: &rng)     // polar caps
+            case 1: lat = Double.random(in: -90 ... -88, using: &rng)
+            default: lat = Double.random(in: -80...80, using: &rng)
+            }
+            let lon = i % 7 == 0 ? (Bool.random(using: &rng) ? 179.99 : -179.99) : Double.random(in: -180...180, using: &rng)
+            let c = Coordinate(latitude: lat, longitude: lon)
+            centres.append(c)
+            if i % 50 == 49 && abs(lat) < 80 && abs(lon) < 179 {
+                let d = Double.random(in: 0.001...0.5, using: &rng)
+                let ring = [(-d, -d), (d, -d * 0.5), (d, d), (-d * 0.3, d), (-d, -d)].map {
+                    Coordinate(latitude: lat + $0.1, longitude: lon + $0.0)
+                }
+                regions.append(Region(id: "p\(i)", shape: .polygons([[ring]])))
+            } else {
+                let r = exp(Double.random(in: log(5.0)...log(100_000.0), using: &rng))
+                regions.append(Region(id: "c\(i)", shape: .circle(center: c, radius: r)))
+            }
+        }
+        let index = try RegionIndex(regions: regions, hysteresis: .automatic)
+        let boxes: [[Envelope]] = index.shapes.enumerated().map { i, shape in
+            switch shape {
+            case .circle(let c): return c.envelopes()
+            case .polygon:
+                guard case .polygons(let p) = regions[i].shape else { return [] }
+                let pts = p.flatMap { $0.flatMap { $0 } }
+                return [Envelope(minLon: pts.map(\.longitude).min()!, minLat: pts.map(\.latitude).min()!,
+                                 maxLon: pts.map(\.longitude).max()!, maxLat: pts.map(\.latitude).max()!)]
+            }
+        }
+        var checked = 0, inside = 0
+        for k in 0..<4000 {
+            // Half the points near a region centre (so many are inside), half anywhere.
+            var p: Coordinate
+            if k % 2 == 0 {
+                let c = centres[Int.random(in: 0..<centres.count, using: &rng)]
+                p = Coordinate(latitude: max(-90, min(90, c.latitude + Double.random(in: -0.02...0.02, using: &rng))),
+                               longitude: c.longitude + Double.random(in: -0.05...0.05, using: &rng))
+                if p.longitude > 180 { p.longitude -= 360 }
+                if p.longitude < -180 { p.longitude += 360 }
+            } else {
+                p = Coordinate(latitude: Double.random(in: -90...90, using: &rng), longitude: Double.random(in: -180...180, using: &rng))
+            }
+            let got = Array(index.candidates(at: p)).map(Int.init)
+            let brute = boxes.indices.filter { i in
+                boxes[i].contains { b in
+                    p.latitude >= b.minLat && p.latitude <= b.maxLat &&
+                        (p.longitude >= b.minLon && p.longitude <= b.maxLon ||
+                         abs(p.longitude) == 180 && -p.longitude >= b.minLon && -p.longitude <= b.maxLon)
+                }
+            }
+            #expect(got == brute, "point \(p)")
+            for i in regions.indices where index.isInsideExactlyForTesting(i, p) {
+                inside += 1
+                #expect(got.contains(i), "region \(regions[i].id) contains \(p) but is no candidate")
+            }
+            checked += 1
+        }
+        #expect(checked == 4000)
+        #expect(inside > 500, "the test should exercise many inside points, got \(inside)")
+    }
+
+    @Test("a point on the antimeridian finds circles on both sides")
+    func antimeridianPoint() throws {
+        let east = Region(id: "east", shape: .circle(center: Coordinate(latitude: -17, longitude: 179.999), radius: 1000))
+        let west = Region(id: "west", shape: .circle(center: Coordinate(latitude: -17, longitude: -179.999), radius: 1000))
+        let index = try RegionIndex(regions: [east, west], hysteresis: .metres(0))
+        for lon in [180.0, -180.0] {
+            let p = Coordinate(latitude: -17, longitude: lon)
+            #expect(Array(index.candidates(at: p)) == [0, 1])
+            #expect(index.isInside(0, p) && index.isInside(1, p))
+        }
+    }
+
+    @Test("a circle around the pole is found from any longitude")
+    func polarCircle() throws {
+        let pole = Region(id: "pole", shape: .circle(center: Coordinate(latitude: 90, longitude: 0), radius: 5000))
+        let index = try RegionIndex(regions: [pole], hysteresis: .metres(0))
+        for lon in stride(from: -180.0, through: 180, by: 15) {
+            let p = Coordinate(latitude: 89.97, longitude: lon)   // ≈ 3.3 km from the pole
+            #expect(Array(index.candidates(at: p)) == [0])
+            #expect(index.isInside(0, p))
+        }
+    }
+}
+
+extension RegionIndex {
+    /// The exact decision without relying on the tree (the query point is set for polygons).
+    func isInsideExactlyForTesting(_ r: Int, _ p: Coordinate) -> Bool {
+        switch shapes[r] {
+        case .circle(let c): return c.distance(to: p) <= c.radius
+        case .polygon:
+            _ = candidates(at: p)
+            return isInside(r, p)
+        }
+    }
+}
