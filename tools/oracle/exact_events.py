@@ -21,7 +21,7 @@ Readings
     1901-12-13T20:45:52.2073437Z (= -2^31 s + 0.2073437 s, a 32-bit overflow) except trkpt #2,
     stamped ...52.207Z, which is older than #1 and so is rejected; the rest are accepted.
 
-Regions (GeoJSON FeatureCollection; id = feature id or properties.id)
+Regions (GeoJSON FeatureCollection; id = feature id or properties.id; or CSV id,lat,lon,radius)
   * circle: Point + properties.radius (m). distance = GeographicLib Geodesic.WGS84.Inverse s12;
     inside iff distance <= radius.
   * Polygon / MultiPolygon: inside iff the point is covered (boundary counts) in lon/lat.
@@ -114,6 +114,11 @@ class Region:
 
 
 def load_regions(path):
+    if path.lower().endswith(".csv"):  # circles only: header id,lat,lon,radius
+        import csv
+        with open(path, encoding="utf-8", newline="") as f:
+            return [Region(r["id"], "circle", lat=float(r["lat"]), lon=float(r["lon"]), radius=float(r["radius"]))
+                    for r in csv.DictReader(f)]
     with open(path, encoding="utf-8") as f:
         fc = json.load(f)
     if fc.get("type") != "FeatureCollection":
