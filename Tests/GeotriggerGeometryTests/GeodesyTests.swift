@@ -1,0 +1,259 @@
+import Foundation
+import GeotriggerCore
+import Testing
+
+@testable import GeotriggerGeometry
+
+// All expected values come from the fixtures written by tools/oracle/make_geodesic_reference.py
+// (GeographicLib's Python package, an implementation independent of the Swift port).
+
+enum Fixture {
+    /// Rows of a fixture CSV (comments starting with '#' and the column header skipped).
+    static func rows(_ name: String) throws -> [[Substring]] {
+        let url = try #require(Bundle.module.url(forResource: name, withExtension: "csv", subdirectory: "Fixtures"))
+        let text = try String(contentsOf: url, encoding: .utf8)
+        var lines = text.split(separator: "\n").filter { !$0.hasPrefix("#") }
+        lines.removeFirst()  // header
+        return lines.map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+    }
+
+    static func double(_ s: Substring) throws -> Double {
+        try #require(Double(String(s)), "bad number \(s)")
+    }
+}
+
+struct GeodesicCase: Sendable {
+    var a: Coordinate, b: Coordinate, s12: Double, category: String
+
+    static let all: [GeodesicCase] = {
+        (try? Fixture.rows("geodesic_reference").map { f in
+            GeodesicCase(
+                a: Coordinate(latitude: try Fixture.double(f[0]), longitude: try Fixture.double(f[1])),
+                b: Coordinate(latitude: try Fixture.double(f[2]), longitude: try Fixture.double(f[3])),
+                s12: try Fixture.double(f[4]), category: String(f[5]))
+        }) ?? []
+    }()
+}
+
+struct CircleCase: Sendable {
+    var center: Coordinate, radius: Double, exitRadius: Double, point: Coordinate, s12: Double
+
+    static let all: [CircleCase] = {
+        (try? Fixture.rows("circle_reference").map { f in
+            CircleCase(
+                center: Coordinate(latitude: try Fixture.double(f[0]), longitude: try Fixture.double(f[1])),
+                radius: try Fixture.double(f[2]), exitRadius: try Fixture.double(f[3]),
+                point: Coordinate(latitude: try Fixture.double(f[4]), longitude: try Fixture.double(f[5])),
+                s12: try Fixture.double(f[6]))
+        }) ?? []
+    }()
+}
+
+/// Karney's algorithm is accurate to ~15 nm; the port should match GeographicLib to rounding.
+/// This is far tighter than the spec's 1e-6 relative + 1 mm.
+func distanceTolerance(_ s12: Double) -> Double { 1e-13 * s12 + 1e-8 }
+
+@Suite("Geodesic.distance against GeographicLib")
+struct GeodesicDistanceTests {
+    @Test func fixtureIsLoaded() {
+        #expect(GeodesicCase.all.count > 2500)
+    }
+
+    @Test(arguments: ["random", "short", "antipodal", "polar", "antimeridian", "equatorial", "meridional", "coincident"])
+    func agreesWithReference(category: String) {
+        let cases = GeodesicCase.all.filter { $0.category == category }
+        #expect(cases.count >= 50)
+        var worst = 0.0
+        for c in cases {
+            let d = Geodesic.distance(c.a, c.b)
+            let err = abs(d - c.s12)
+            worst = max(worst, err)
+            #expect(err <= distanceTolerance(c.s12),
+                    "\(category): \(c.a) -> \(c.b): got \(d), reference \(c.s12)")
+            // symmetric
+            let back = Geodesic.distance(c.b, c.a)
+            #expect(abs(back - c.s12) <= distanceTolerance(c.s12))
+        }
+        print("Geodesic.distance \(category): \(cases.count) cases, max |error| = \(worst) m")
+    }
+
+    @Test func coincidentAndAntimeridianSpellings() {
+        // The same point spelled with lon 180 and -180, and the pole with different longitudes.
+        #expect(Geodesic.distance(Coordinate(latitude: 12.5, longitude: 180),
+                                  Coordinate(latitude: 12.5, longitude: -180)) == 0)
+        #expect(Geodesic.distance(Coordinate(latitude: 90, longitude: 10),
+                                  Coordinate(latitude: 90, longitude: -135)) == 0)
+        #expect(Geodesic.distance(Coordinate(latitude: 95, longitude: 0),
+                                  Coordinate(latitude: 0, longitude: 0)).isNaN)
+    }
+}
+
+@Suite("GeodesicCircle decisions against GeographicLib")
+struct GeodesicCircleTests {
+    @Test func decisionsMatchReference() {
+        let cases = CircleCase.all
+        #expect(cases.count > 2000)
+        var checked = 0, exempt = 0
+        for c in cases {
+            let circle = GeodesicCircle(center: c.center, radius: c.radius, exitRadius: c.exitRadius)
+            if abs(c.s12 - c.radius) >= 0.01 {
+                checked += 1
+                #expect(circle.isInside(c.point) == (c.s12 <= c.radius),
+                        "isInside center \(c.center) r \(c.radius) point \(c.point) ref \(c.s12)")
+            } else {
+                exempt += 1
+            }
+            if abs(c.s12 - c.exitRadius) >= 0.01 {
+                #expect(circle.isBeyondExit(c.point) == (c.s12 > c.exitRadius),
+                        "isBeyondExit center \(c.center) exit \(c.exitRadius) point \(c.point) ref \(c.s12)")
+            }
+            #expect(abs(circle.distance(to: c.point) - c.s12) <= distanceTolerance(c.s12))
+        }
+        print("GeodesicCircle: \(checked) decisions checked, \(exempt) within 1 cm of the boundary exempt")
+        #expect(checked > 1500)
+    }
+
+    /// The cheap bound is rigorous: whenever it decides, the reference agrees (no 1 cm exemption).
+    @Test func cheapBoundNeverDecidesWrongly() {
+        var inside = 0, outside = 0, ambiguous = 0
+        for c in CircleCase.all {
+            let circle = GeodesicCircle(center: c.center, radius: c.radius, exitRadius: c.exitRadius)
+            switch circle.cheapClassify(c.point) {
+            case .inside:
+                inside += 1
+                #expect(c.s12 <= c.radius, "cheap inside but ref \(c.s12) > r \(c.radius) at \(c.center)")
+            case .outside:
+                outside += 1
+                #expect(c.s12 > c.radius, "cheap outside but ref \(c.s12) <= r \(c.radius) at \(c.center)")
+            case .ambiguous:
+                ambiguous += 1
+            }
+            switch circle.cheapClassifyExit(c.point) {
+            case .inside: #expect(c.s12 <= c.exitRadius)
+            case .outside: #expect(c.s12 > c.exitRadius)
+            case .ambiguous: break
+            }
+        }
+        print("cheapClassify: inside \(inside), outside \(outside), ambiguous \(ambiguous)")
+        // The fixture exercises both the cheap and the exact path.
+        #expect(inside > 100 && outside > 100 && ambiguous > 100)
+    }
+
+    /// Points in the curvature band (1 % of the radius) are ambiguous, points well clear are not.
+    @Test(arguments: [0.0, 45.0, 89.0, -89.9999])
+    func ambiguousBandIsNarrow(latitude: Double) {
+        let r = 10_000.0
+        let circle = GeodesicCircle(center: Coordinate(latitude: latitude, longitude: 179.99), radius: r, exitRadius: r)
+        // Along the meridian: 1° of latitude is > 110 km, so 0.05° (>5.5 km) is clearly inside.
+        let nearCenter = Coordinate(latitude: latitude + (latitude > 0 ? -0.05 : 0.05), longitude: 179.99)
+        #expect(circle.cheapClassify(nearCenter) == .inside)
+        let far = Coordinate(latitude: latitude + (latitude > 0 ? -0.2 : 0.2), longitude: 179.99)
+        #expect(circle.cheapClassify(far) == .outside)
+    }
+
+    @Test func invalidPointsAreNeitherInsideNorBeyond() {
+        let circle = GeodesicCircle(center: Coordinate(latitude: 10, longitude: 10), radius: 100, exitRadius: 150)
+        for p in [Coordinate(latitude: .nan, longitude: 10), Coordinate(latitude: 91, longitude: 10)] {
+            #expect(circle.cheapClassify(p) == .ambiguous)
+            #expect(!circle.isInside(p))
+            #expect(!circle.isBeyondExit(p))
+        }
+    }
+}
+
+@Suite("GeodesicCircle envelopes")
+struct EnvelopeTests {
+    struct Sample { var center: Coordinate; var exitRadius: Double; var points: [Coordinate] }
+
+    static let samples: [Sample] = {
+        guard let rows = try? Fixture.rows("envelope_reference") else { return [] }
+        var out: [Sample] = []
+        for f in rows {
+            guard let clat = Double(String(f[0])), let clon = Double(String(f[1])), let exit = Double(String(f[2])),
+                  let plat = Double(String(f[3])), let plon = Double(String(f[4])) else { continue }
+            let c = Coordinate(latitude: clat, longitude: clon)
+            let p = Coordinate(latitude: plat, longitude: plon)
+            if let last = out.last, last.center == c, last.exitRadius == exit {
+                out[out.count - 1].points.append(p)
+            } else {
+                out.append(Sample(center: c, exitRadius: exit, points: [p]))
+            }
+        }
+        return out
+    }()
+
+    static func contains(_ boxes: [Envelope], _ p: Coordinate) -> Bool {
+        boxes.contains { $0.contains(p) }
+    }
+
+    @Test func pointsAtExitRadiusAreCovered() {
+        let samples = Self.samples
+        #expect(samples.count > 100)
+        var points = 0
+        for s in samples {
+            let boxes = GeodesicCircle(center: s.center, radius: s.exitRadius, exitRadius: s.exitRadius).envelopes()
+            #expect(!boxes.isEmpty && boxes.count <= 2)
+            for b in boxes {
+                #expect(b.minLon <= b.maxLon && b.minLat <= b.maxLat)
+                #expect(b.minLon >= -180 && b.maxLon <= 180 && b.minLat >= -90 && b.maxLat <= 90)
+            }
+            #expect(Self.contains(boxes, s.center))
+            for p in s.points {
+                points += 1
+                #expect(Self.contains(boxes, p), "center \(s.center) exit \(s.exitRadius): \(p) not in \(boxes)")
+            }
+        }
+        print("envelopes: \(samples.count) circles, \(points) boundary points covered")
+    }
+
+    /// Tightness: away from the poles the boxes exceed the true extent (from the reference
+    /// extreme points) by little more than the curvature ratio (~1 % of the radius).
+    @Test func boxesAreTightAwayFromPoles() {
+        var checked = 0
+        for s in Self.samples {
+            let boxes = GeodesicCircle(center: s.center, radius: s.exitRadius, exitRadius: s.exitRadius).envelopes()
+            guard boxes.count == 1, let box = boxes.first, abs(s.center.latitude) < 70, s.exitRadius < 500_000
+            else { continue }
+            checked += 1
+            let lat0 = s.center.latitude, lon0 = s.center.longitude
+            let latExtent = s.points.map { abs($0.latitude - lat0) }.max()!
+            let lonExtent = s.points.map { abs(($0.longitude - lon0).remainder(dividingBy: 360)) }.max()!
+            #expect(box.maxLat - lat0 <= 1.025 * latExtent + 1e-9)
+            #expect(lat0 - box.minLat <= 1.025 * latExtent + 1e-9)
+            #expect(box.maxLon - lon0 <= 1.03 * lonExtent + 1e-9)
+            #expect(lon0 - box.minLon <= 1.03 * lonExtent + 1e-9)
+        }
+        #expect(checked > 30)
+    }
+
+    @Test(arguments: [90.0, -90.0, 89.9995, -89.9995])
+    func capContainingPoleTakesAllLongitudes(latitude: Double) {
+        let circle = GeodesicCircle(center: Coordinate(latitude: latitude, longitude: 30), radius: 80, exitRadius: 100)
+        let boxes = circle.envelopes()
+        #expect(boxes.count == 1)
+        let pole = latitude > 0 ? 90.0 : -90.0
+        for lon in [-180.0, -90, 0, 30, 179.5, 180] {
+            #expect(Self.contains(boxes, Coordinate(latitude: pole, longitude: lon)))
+        }
+    }
+
+    /// A point with longitude exactly ±180 is covered whichever spelling it uses.
+    @Test(arguments: [180.0, -180.0, 179.9999, -179.9999, 179.0])
+    func antimeridianSpellings(longitude: Double) {
+        let lat = 37.0
+        let circle = GeodesicCircle(center: Coordinate(latitude: lat, longitude: longitude), radius: 5_000, exitRadius: 100_000)
+        let boxes = circle.envelopes()
+        let crosses = Geodesic.distance(circle.center, Coordinate(latitude: lat, longitude: 180)) <= circle.exitRadius
+        if crosses {
+            #expect(boxes.count == 2)
+            #expect(Self.contains(boxes, Coordinate(latitude: lat, longitude: 180)))
+            #expect(Self.contains(boxes, Coordinate(latitude: lat, longitude: -180)))
+        }
+        #expect(Self.contains(boxes, Coordinate(latitude: lat, longitude: longitude)))
+    }
+
+    @Test func hugeCircleIsTheWorld() {
+        let circle = GeodesicCircle(center: Coordinate(latitude: 0, longitude: 0), radius: 1e7, exitRadius: 2.1e7)
+        #expect(circle.envelopes() == [.world])
+    }
+}
