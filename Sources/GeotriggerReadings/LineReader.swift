@@ -91,7 +91,8 @@ final class LineReader {
                 return emit(upTo: nlIndex, consumed: nlIndex + 1)
             }
             scanned = end
-            if end - start > maxLineLength {
+            // +1: a CR before the newline does not count towards the length.
+            if end - start > maxLineLength + 1 {
                 return skipLongLine()
             }
             if !fill() {
