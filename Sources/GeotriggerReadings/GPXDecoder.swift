@@ -253,6 +253,7 @@ public final class GPXDecoder: ReadingDecoder {
         reading.latitude = lat
         reading.longitude = lon
         reading.accuracy = .nan
+        reading.beacon = BeaconID()
         reading.rssi = .nan
         reading.tx = .nan
         reading.line = element

@@ -143,6 +143,7 @@ struct RecordFields {
             r.latitude = latitude
             r.longitude = longitude
             r.accuracy = accuracy
+            r.beacon = BeaconID()
             r.rssi = .nan
             r.tx = .nan
             return nil
@@ -179,6 +180,7 @@ struct RecordFields {
             }
             r.kind = .control
             r.op = kind
+            r.beacon = BeaconID()
             r.latitude = .nan
             r.longitude = .nan
             r.accuracy = .nan

@@ -288,6 +288,14 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
         #expect(drain(d).map(\.device) == ["fallback", "own"])
     }
 
+    @Test func fieldsOfAnEarlierRecordDoNotLeakIntoTheNext() {
+        let (_, seen) = decodeNDJSON(#"{"t":1,"device":"d","uuid":"\#(uuidText)","major":1,"rssi":-60,"tx":-59}"# + "\n"
+            + #"{"t":2,"device":"d","lat":1,"lon":2}"# + "\n" + #"{"t":3,"device":"d","op":"removeAllPending"}"#)
+        #expect(seen.map(\.kind) == [.sighting, .fix, .control])
+        #expect(seen[1].beacon == BeaconID() && seen[1].rssi.isNaN && seen[1].tx.isNaN)
+        #expect(seen[2].latitude.isNaN && seen[2].beacon == BeaconID())
+    }
+
     @Test func readingsStayValidUntilNext() {
         // Device views point into the line buffer or the scratch buffer; both must survive `current`.
         let (_, seen) = decodeNDJSON(#"{"t":1,"device":"a\u0062c","lat":1,"lon":2}"# + "\n" + #"{"t":2,"device":"xyz","lat":1,"lon":2}"#)
