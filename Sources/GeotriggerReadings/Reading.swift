@@ -85,6 +85,8 @@ public enum RejectReason: String, CaseIterable, Sendable {
     case unknownRecord = "unknown-record"
     case badCSVRow = "bad-csv-row"
     case outOfOrder = "older-than-previous"
+    /// A beacon sighting (it has a `uuid`) without an `rssi`.
+    case missingRSSI = "missing-rssi"
 
     /// A sentence for `FILE:LINE: reason` messages.
     public var message: String {
@@ -106,6 +108,7 @@ public enum RejectReason: String, CaseIterable, Sendable {
         case .unknownRecord: return "neither a fix, a beacon sighting nor a control record"
         case .badCSVRow: return "CSV row does not match the header"
         case .outOfOrder: return "older than the device's previous reading"
+        case .missingRSSI: return "beacon sighting without \"rssi\""
         }
     }
 }

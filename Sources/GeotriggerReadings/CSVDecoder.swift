@@ -1,0 +1,225 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import GeotriggerCore
+
+/// Decodes CSV readings: a header row naming the columns, then one record per row.
+///
+/// Column names are the NDJSON field names (`t,device,lat,lon,accuracy` or
+/// `t,device,uuid,major,minor,rssi,tx`), in any order; unknown columns are ignored. Fields may be
+/// quoted with `"` (a doubled `""` is a quote); unquoted fields are trimmed of spaces and tabs; an
+/// empty field is an absent value. A row with a different number of fields than the header is
+/// rejected as `badCSVRow`. Quoted fields cannot span lines. Validation is the NDJSON one.
+public final class CSVDecoder: ReadingDecoder {
+    public let sourceName: String
+    private let reader: LineReader
+    private var reading = Reading()
+    private var line = UnsafeRawBufferPointer(start: nil, count: 0)
+    private var scratch: UnsafeMutablePointer<UInt8>
+    private var scratchCapacity: Int
+    private let defaultDevice: UnsafeMutableRawBufferPointer?
+    /// The field of each header column; nil until the header has been read.
+    private var columns: [FieldName]? = nil
+    private var validationReason: RejectReason = .malformed
+
+    public private(set) var lineNumber = 0
+    /// Lines that were empty or held only whitespace (skipped, not rejected).
+    public private(set) var blankLines = 0
+    /// The header's column names, once read.
+    public private(set) var header: [String] = []
+
+    public init(
+        fd: Int32, ownsDescriptor: Bool = false, sourceName: String, defaultDevice: String? = nil,
+        bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20
+    ) {
+        self.sourceName = sourceName
+        self.reader = LineReader(fd: fd, ownsDescriptor: ownsDescriptor, bufferSize: bufferSize, maxLineLength: maxLineLength)
+        self.scratchCapacity = 4096
+        self.scratch = .allocate(capacity: scratchCapacity)
+        self.defaultDevice = copyBytes(defaultDevice)
+    }
+
+    deinit {
+        scratch.deallocate()
+        defaultDevice?.deallocate()
+    }
+
+    public var current: Reading { reading }
+    public var rejectedLine: UnsafeRawBufferPointer { line }
+    public var bytesRead: Int { reader.bytesRead }
+    public var ioError: String? { reader.ioError }
+
+    public func next() -> DecodeStep {
+        while true {
+            switch reader.next() {
+            case .end:
+                line = UnsafeRawBufferPointer(start: nil, count: 0)
+                return .end
+            case .tooLong(let prefix):
+                lineNumber = reader.lineNumber
+                line = prefix
+                return .rejected(.lineTooLong)
+            case .line(let l):
+                lineNumber = reader.lineNumber
+                line = l
+                let n = l.count
+                guard n > 0, let base = l.baseAddress else {
+                    blankLines += 1
+                    continue
+                }
+                let p = base.assumingMemoryBound(to: UInt8.self)
+                if isBlank(p, n) {
+                    blankLines += 1
+                    continue
+                }
+                if n > scratchCapacity {
+                    scratch.deallocate()
+                    scratchCapacity = n
+                    scratch = .allocate(capacity: n)
+                }
+                guard let columns else {
+                    readHeader(p, n)
+                    continue
+                }
+                if parseRow(p, n, columns) {
+                    reading.line = l
+                    return .reading
+                }
+                return .rejected(validationReason)
+            }
+        }
+    }
+
+    private func isBlank(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        for i in 0..<n where p[i] != 0x20 && p[i] != 0x09 { return false }
+        return true
+    }
+
+    /// Splits a row into cells, calling `cell(index, bytes, quoted)` for each.
+    /// Returns the number of cells, or -1 for a broken quote.
+    @inline(__always)
+    private func split(
+        _ p: UnsafePointer<UInt8>, _ n: Int, _ cell: (Int, UnsafeRawBufferPointer, Bool) -> Void
+    ) -> Int {
+        var i = 0
+        var index = 0
+        var scratchUsed = 0
+        while true {
+            // Leading blanks before an opening quote are allowed.
+            var k = i
+            while k < n && (p[k] == 0x20 || p[k] == 0x09) { k += 1 }
+            var next: Int
+            if k < n && p[k] == UInt8(ascii: "\"") {
+                var j = k + 1
+                var doubled = false
+                var close = -1
+                while j < n {
+                    guard let q = memchr(p + j, Int32(UInt8(ascii: "\"")), n - j) else { break }
+                    let qi = p.distance(to: q.assumingMemoryBound(to: UInt8.self))
+                    if qi + 1 < n && p[qi + 1] == UInt8(ascii: "\"") {
+                        doubled = true
+                        j = qi + 2
+                        continue
+                    }
+                    close = qi
+                    break
+                }
+                if close < 0 { return -1 }
+                var bytes = UnsafeRawBufferPointer(start: p + k + 1, count: close - k - 1)
+                if doubled {
+                    let dst = scratch + scratchUsed
+                    var o = 0
+                    var s = k + 1
+                    while s < close {
+                        dst[o] = p[s]
+                        o += 1
+                        s += p[s] == UInt8(ascii: "\"") ? 2 : 1
+                    }
+                    scratchUsed += o
+                    bytes = UnsafeRawBufferPointer(start: dst, count: o)
+                }
+                next = close + 1
+                while next < n && (p[next] == 0x20 || p[next] == 0x09) { next += 1 }
+                guard next == n || p[next] == UInt8(ascii: ",") else { return -1 }
+                cell(index, bytes, true)
+            } else {
+                if let c = memchr(p + i, Int32(UInt8(ascii: ",")), n - i) {
+                    next = p.distance(to: c.assumingMemoryBound(to: UInt8.self))
+                } else {
+                    next = n
+                }
+                var e = next
+                while e > k && (p[e - 1] == 0x20 || p[e - 1] == 0x09) { e -= 1 }
+                cell(index, UnsafeRawBufferPointer(start: p + k, count: e - k), false)
+            }
+            index += 1
+            if next >= n { return index }
+            i = next + 1
+        }
+    }
+
+    private func readHeader(_ p: UnsafePointer<UInt8>, _ n: Int) {
+        var names: [String] = []
+        var fields: [FieldName] = []
+        _ = split(p, n) { _, bytes, _ in
+            names.append(String(decoding: bytes, as: UTF8.self))
+            fields.append(FieldName.match(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count))
+        }
+        header = names
+        columns = fields
+    }
+
+    /// Parses one data row into `reading`; on failure sets `validationReason` and returns false.
+    private func parseRow(_ p: UnsafePointer<UInt8>, _ n: Int, _ columns: [FieldName]) -> Bool {
+        var f = RecordFields()
+        var badUTF8 = false
+        let count = split(p, n) { index, bytes, _ in
+            guard index < columns.count, bytes.count > 0 else { return }
+            let field = columns[index]
+            let b = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            switch field {
+            case .t, .lat, .lon, .accuracy, .speed, .course, .altitude, .major, .minor, .rssi, .tx:
+                var v = 0.0
+                if NumberParser.parseWhole(b, bytes.count, &v) {
+                    f.setNumber(field, v)
+                } else if field == .t {
+                    if let t = RFC3339.parse(bytes) {
+                        f.t = t
+                        f.timeState = .ok
+                    } else {
+                        f.timeState = .bad
+                    }
+                } else if field == .major || field == .minor {
+                    f.beaconWrongType = true
+                } else {
+                    f.wrongType = true
+                }
+            case .device:
+                if !isValidUTF8(b, 0, bytes.count) { badUTF8 = true }
+                f.device = bytes
+            case .uuid: f.uuid = bytes
+            case .op: f.op = bytes
+            case .id: f.hasIDString = true
+            case .ids: f.hasIDsArray = b[0] == UInt8(ascii: "[")
+            case .request: f.hasRequestObject = b[0] == UInt8(ascii: "{")
+            case .content, .unknown: break
+            }
+        }
+        if count != columns.count {
+            validationReason = .badCSVRow
+            return false
+        }
+        if badUTF8 {
+            validationReason = .invalidUTF8
+            return false
+        }
+        let dflt = defaultDevice.map { UnsafeRawBufferPointer($0) }
+        if let reason = f.validate(into: &reading, defaultDevice: dflt) {
+            validationReason = reason
+            return false
+        }
+        return true
+    }
+}

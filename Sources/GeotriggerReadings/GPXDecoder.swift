@@ -1,0 +1,262 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import GeotriggerCore
+
+/// Decodes the track points of a GPX file as fixes.
+///
+/// Every `<trkpt lat=".." lon="..">` with a `<time>` child is a fix for one device: the file name
+/// without its extension, unless a device is given. A track point without a time is not a reading;
+/// it is counted in `untimedPoints`. A track point with a bad time or coordinate is rejected;
+/// `lineNumber` is the line where it starts and `rejectedLine` is the element's text.
+/// Waypoints and route points are ignored.
+///
+/// The file is read whole (GPX files are small next to NDJSON streams) and scanned with a small tag
+/// scanner that skips comments and CDATA sections; it is not a validating XML parser.
+public final class GPXDecoder: ReadingDecoder {
+    public let sourceName: String
+    private var data: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var pos = 0
+    private var countedTo = 0
+    private var currentLine = 1
+    private let device: UnsafeMutableRawBufferPointer
+    private var reading = Reading()
+    private var element = UnsafeRawBufferPointer(start: nil, count: 0)
+
+    public private(set) var lineNumber = 0
+    public private(set) var ioError: String?
+    /// Track points skipped because they have no `<time>`.
+    public private(set) var untimedPoints = 0
+
+    /// Reads all of `fd` (closing it if `ownsDescriptor`) and prepares to decode it.
+    /// - Parameter device: the device id of every fix; by default the source name's last path
+    ///   component without extension.
+    public init(fd: Int32, ownsDescriptor: Bool = false, sourceName: String, device: String? = nil) {
+        self.sourceName = sourceName
+        self.device = copyBytes(device ?? GPXDecoder.deviceName(fromPath: sourceName))!
+        var capacity = 1 << 16
+        data = .allocate(capacity: capacity)
+        while true {
+            if count == capacity {
+                let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
+                bigger.update(from: data, count: count)
+                data.deallocate()
+                data = bigger
+                capacity *= 2
+            }
+            let got = read(fd, data + count, capacity - count)
+            if got > 0 {
+                count += got
+            } else if got == 0 {
+                break
+            } else if errno != EINTR {
+                ioError = String(cString: strerror(errno))
+                break
+            }
+        }
+        if ownsDescriptor { close(fd) }
+    }
+
+    deinit {
+        data.deallocate()
+        device.deallocate()
+    }
+
+    /// `path`'s last component without its extension (`tracks/ride.gpx` → `ride`).
+    public static func deviceName(fromPath path: String) -> String {
+        let name = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            return String(name[..<dot])
+        }
+        return name
+    }
+
+    public var current: Reading { reading }
+    public var rejectedLine: UnsafeRawBufferPointer { element }
+    public var bytesRead: Int { pos }
+
+    // MARK: Scanning
+
+    private func find(_ needle: StaticString, from: Int, to: Int) -> Int? {
+        let m = needle.utf8CodeUnitCount
+        let first = Int32(needle.utf8Start[0])
+        var i = from
+        while i + m <= to {
+            guard let hit = memchr(data + i, first, to - m + 1 - i) else { return nil }
+            let h = data.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+            if memcmpEqual(data + h, needle.utf8Start, m) { return h }
+            i = h + 1
+        }
+        return nil
+    }
+
+    @inline(__always)
+    private func isNameEnd(_ i: Int) -> Bool {
+        guard i < count else { return true }
+        let c = data[i]
+        return c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D || c == UInt8(ascii: ">") || c == UInt8(ascii: "/")
+    }
+
+    private func advanceLineCount(to i: Int) {
+        var k = countedTo
+        while k < i, let nl = memchr(data + k, 0x0A, i - k) {
+            currentLine += 1
+            k = data.distance(to: nl.assumingMemoryBound(to: UInt8.self)) + 1
+        }
+        countedTo = i
+    }
+
+    /// The end (index of `>`) of the tag starting at `lt`, honouring quoted attribute values.
+    private func tagEnd(_ lt: Int) -> Int? {
+        var i = lt + 1
+        var quote: UInt8 = 0
+        while i < count {
+            let c = data[i]
+            if quote != 0 {
+                if c == quote { quote = 0 }
+            } else if c == UInt8(ascii: "\"") || c == UInt8(ascii: "'") {
+                quote = c
+            } else if c == UInt8(ascii: ">") {
+                return i
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The value of attribute `name` in the tag `data[from..<to]`.
+    private func attribute(_ name: StaticString, from: Int, to: Int) -> UnsafeRawBufferPointer? {
+        var i = from
+        let m = name.utf8CodeUnitCount
+        while i < to {
+            // Skip to the next attribute name.
+            while i < to && (data[i] == 0x20 || data[i] == 0x09 || data[i] == 0x0A || data[i] == 0x0D) { i += 1 }
+            let nameStart = i
+            while i < to && data[i] != UInt8(ascii: "=") && data[i] != 0x20 && data[i] != 0x09
+                && data[i] != 0x0A && data[i] != 0x0D && data[i] != UInt8(ascii: "/") { i += 1 }
+            let nameEnd = i
+            while i < to && (data[i] == 0x20 || data[i] == 0x09 || data[i] == 0x0A || data[i] == 0x0D) { i += 1 }
+            guard i < to, data[i] == UInt8(ascii: "=") else {
+                if i == nameStart { i += 1 }
+                continue
+            }
+            i += 1
+            while i < to && (data[i] == 0x20 || data[i] == 0x09 || data[i] == 0x0A || data[i] == 0x0D) { i += 1 }
+            guard i < to, data[i] == UInt8(ascii: "\"") || data[i] == UInt8(ascii: "'") else { return nil }
+            let q = data[i]
+            let valueStart = i + 1
+            var j = valueStart
+            while j < to && data[j] != q { j += 1 }
+            if nameEnd - nameStart == m && memcmpEqual(data + nameStart, name.utf8Start, m) {
+                return UnsafeRawBufferPointer(start: data + valueStart, count: j - valueStart)
+            }
+            i = j + 1
+        }
+        return nil
+    }
+
+    private func trimmed(_ s: Int, _ e: Int) -> UnsafeRawBufferPointer {
+        var s = s
+        var e = e
+        while s < e && (data[s] == 0x20 || data[s] == 0x09 || data[s] == 0x0A || data[s] == 0x0D) { s += 1 }
+        while e > s && (data[e - 1] == 0x20 || data[e - 1] == 0x09 || data[e - 1] == 0x0A || data[e - 1] == 0x0D) { e -= 1 }
+        return UnsafeRawBufferPointer(start: data + s, count: e - s)
+    }
+
+    public func next() -> DecodeStep {
+        while pos < count {
+            guard let lt = find("<", from: pos, to: count) else {
+                pos = count
+                break
+            }
+            if find("<!--", from: lt, to: min(lt + 4, count)) != nil {
+                pos = (find("-->", from: lt + 4, to: count).map { $0 + 3 }) ?? count
+                continue
+            }
+            if find("<![CDATA[", from: lt, to: min(lt + 9, count)) != nil {
+                pos = (find("]]>", from: lt + 9, to: count).map { $0 + 3 }) ?? count
+                continue
+            }
+            guard find("<trkpt", from: lt, to: min(lt + 6, count)) != nil, isNameEnd(lt + 6) else {
+                pos = lt + 1
+                continue
+            }
+            advanceLineCount(to: lt)
+            lineNumber = currentLine
+            guard let gt = tagEnd(lt) else {
+                pos = count
+                element = UnsafeRawBufferPointer(start: data + lt, count: count - lt)
+                return .rejected(.malformed)
+            }
+            let selfClosing = data[gt - 1] == UInt8(ascii: "/")
+            let attrEnd = selfClosing ? gt - 1 : gt
+            var end = gt + 1
+            var time: UnsafeRawBufferPointer? = nil
+            if !selfClosing {
+                guard let close = find("</trkpt", from: gt + 1, to: count), let closeGT = find(">", from: close, to: count) else {
+                    pos = count
+                    element = UnsafeRawBufferPointer(start: data + lt, count: count - lt)
+                    return .rejected(.malformed)
+                }
+                end = closeGT + 1
+                var k = gt + 1
+                while let ts = find("<time", from: k, to: close) {
+                    if isNameEnd(ts + 5), let tgt = tagEnd(ts) {
+                        let te = find("</time", from: tgt + 1, to: close) ?? close
+                        time = trimmed(tgt + 1, te)
+                        break
+                    }
+                    k = ts + 1
+                }
+            }
+            pos = end
+            element = UnsafeRawBufferPointer(start: data + lt, count: end - lt)
+            guard let time else {
+                untimedPoints += 1
+                continue
+            }
+            if let reason = fill(attrFrom: lt + 6, attrTo: attrEnd, time: time) {
+                return .rejected(reason)
+            }
+            return .reading
+        }
+        element = UnsafeRawBufferPointer(start: nil, count: 0)
+        return .end
+    }
+
+    private func coordinate(_ b: UnsafeRawBufferPointer?, _ v: inout Double) -> RejectReason? {
+        guard let b else { return .missingCoordinate }
+        let t = b.count
+        var s = 0
+        var e = t
+        let p = b.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        while s < e && p[s] == 0x20 { s += 1 }
+        while e > s && p[e - 1] == 0x20 { e -= 1 }
+        guard NumberParser.parseWhole(p + s, e - s, &v) else { return .malformed }
+        return v.isFinite ? nil : .nonFinite
+    }
+
+    private func fill(attrFrom: Int, attrTo: Int, time: UnsafeRawBufferPointer) -> RejectReason? {
+        var lat = 0.0
+        var lon = 0.0
+        if let r = coordinate(attribute("lat", from: attrFrom, to: attrTo), &lat) { return r }
+        if let r = coordinate(attribute("lon", from: attrFrom, to: attrTo), &lon) { return r }
+        guard let t = RFC3339.parse(time) else { return .badTime }
+        guard lat >= -90 && lat <= 90 else { return .latitudeOutOfRange }
+        guard lon >= -180 && lon <= 180 else { return .longitudeOutOfRange }
+        reading.kind = .fix
+        reading.t = t
+        reading.device = UnsafeRawBufferPointer(device)
+        reading.latitude = lat
+        reading.longitude = lon
+        reading.accuracy = .nan
+        reading.beacon = BeaconID()
+        reading.rssi = .nan
+        reading.tx = .nan
+        reading.line = element
+        return nil
+    }
+}

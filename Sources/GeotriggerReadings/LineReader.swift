@@ -1,0 +1,149 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Splits a file descriptor into lines through one large reusable buffer.
+///
+/// Lines are views into the buffer, valid until the next call. A line longer than
+/// `maxLineLength` is never buffered whole: its first bytes are kept, the rest is skipped up to
+/// its newline, and it comes back as `.tooLong`. CRLF endings lose their CR; a last line without a
+/// newline is still a line. A UTF-8 byte order mark at the start of the input is dropped.
+final class LineReader {
+    enum Line {
+        case line(UnsafeRawBufferPointer)
+        case tooLong(prefix: UnsafeRawBufferPointer)
+        case end
+    }
+
+    /// How many leading bytes of an over-long line are kept for reports.
+    static let tooLongPrefixLength = 1024
+
+    let fd: Int32
+    let ownsDescriptor: Bool
+    let maxLineLength: Int
+    private let buffer: UnsafeMutablePointer<UInt8>
+    private let capacity: Int
+    private var start = 0
+    private var end = 0
+    /// Where the search for the next newline resumes (everything in start..<scanned has none).
+    private var scanned = 0
+    private var eof = false
+    private var atInputStart = true
+    private let prefix: UnsafeMutablePointer<UInt8>
+
+    /// One-based number of the line last returned.
+    private(set) var lineNumber = 0
+    private(set) var bytesRead = 0
+    private(set) var ioError: String?
+
+    init(fd: Int32, ownsDescriptor: Bool, bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20) {
+        self.fd = fd
+        self.ownsDescriptor = ownsDescriptor
+        self.maxLineLength = max(1, maxLineLength)
+        // Room for a whole maximal line plus its CR LF, so compaction always makes progress.
+        self.capacity = max(bufferSize, self.maxLineLength + 2)
+        self.buffer = .allocate(capacity: capacity)
+        self.prefix = .allocate(capacity: LineReader.tooLongPrefixLength)
+    }
+
+    deinit {
+        buffer.deallocate()
+        prefix.deallocate()
+        if ownsDescriptor { close(fd) }
+    }
+
+    /// Reads more bytes after `end`; returns false at end of input or on error.
+    private func fill() -> Bool {
+        if eof { return false }
+        if start > 0 {
+            let live = end - start
+            if live > 0 { memmove(buffer, buffer + start, live) }
+            scanned -= start
+            end = live
+            start = 0
+        }
+        while true {
+            let room = capacity - end
+            if room == 0 { return false }
+            let got = read(fd, buffer + end, room)
+            if got > 0 {
+                end += got
+                bytesRead += got
+                return true
+            }
+            if got == 0 {
+                eof = true
+                return false
+            }
+            if errno == EINTR { continue }
+            ioError = String(cString: strerror(errno))
+            eof = true
+            return false
+        }
+    }
+
+    func next() -> Line {
+        while true {
+            if scanned < end, let nl = memchr(buffer + scanned, 0x0A, end - scanned) {
+                let nlIndex = buffer.distance(to: nl.assumingMemoryBound(to: UInt8.self))
+                return emit(upTo: nlIndex, consumed: nlIndex + 1)
+            }
+            scanned = end
+            // +1: a CR before the newline does not count towards the length.
+            if end - start > maxLineLength + 1 {
+                return skipLongLine()
+            }
+            if !fill() {
+                if start < end {
+                    let e = end
+                    return emit(upTo: e, consumed: e)
+                }
+                return .end
+            }
+        }
+    }
+
+    @inline(__always)
+    private func emit(upTo lineEnd: Int, consumed: Int) -> Line {
+        var s = start
+        var e = lineEnd
+        if e > s && buffer[e - 1] == 0x0D { e -= 1 }
+        if atInputStart {
+            atInputStart = false
+            if e - s >= 3 && buffer[s] == 0xEF && buffer[s + 1] == 0xBB && buffer[s + 2] == 0xBF { s += 3 }
+        }
+        start = consumed
+        scanned = consumed
+        lineNumber += 1
+        if e - s > maxLineLength {
+            let kept = min(e - s, LineReader.tooLongPrefixLength)
+            prefix.update(from: buffer + s, count: kept)
+            return .tooLong(prefix: UnsafeRawBufferPointer(start: prefix, count: kept))
+        }
+        return .line(UnsafeRawBufferPointer(start: buffer + s, count: e - s))
+    }
+
+    /// Keeps the first bytes of the current (over-long) line and discards input up to its newline.
+    private func skipLongLine() -> Line {
+        atInputStart = false
+        let kept = min(end - start, LineReader.tooLongPrefixLength)
+        prefix.update(from: buffer + start, count: kept)
+        lineNumber += 1
+        start = 0
+        end = 0
+        scanned = 0
+        while fill() {
+            if let nl = memchr(buffer, 0x0A, end) {
+                let nlIndex = buffer.distance(to: nl.assumingMemoryBound(to: UInt8.self))
+                start = nlIndex + 1
+                scanned = start
+                break
+            }
+            end = 0
+        }
+        if eof && start == 0 { end = 0 }
+        return .tooLong(prefix: UnsafeRawBufferPointer(start: prefix, count: kept))
+    }
+}

@@ -1,0 +1,75 @@
+/// Merges several decoders into one stream in time order.
+///
+/// Each input is assumed to be in time order on its own; readings come out in order of `t`, ties
+/// going to the earlier input. A rejected record is passed through as soon as it is read, with its
+/// source's name and line. Like the decoders, the merge is pulled: `next()` advances it, and the
+/// reading in `current` stays valid until the next call (it lives in its source's buffers).
+public final class MergedReadings {
+    /// One result of `next()`: what happened and the index (into `sources`) of the input it came
+    /// from (meaningless for `.end`).
+    public struct Step: Equatable, Sendable {
+        public var step: DecodeStep
+        public var source: Int
+        public init(step: DecodeStep, source: Int) {
+            self.step = step
+            self.source = source
+        }
+    }
+
+    public let sources: [any ReadingDecoder]
+    /// Per source: true when its `current` holds a reading not yet returned.
+    private var hasHead: [Bool]
+    private var headTime: [Double]
+    private var exhausted: [Bool]
+    /// The source whose reading was returned last; it is advanced on the next call.
+    private var consumed = -1
+    private var lastSource = 0
+
+    public init(_ sources: [any ReadingDecoder]) {
+        self.sources = sources
+        hasHead = Array(repeating: false, count: sources.count)
+        headTime = Array(repeating: 0, count: sources.count)
+        exhausted = Array(repeating: false, count: sources.count)
+    }
+
+    public func next() -> Step {
+        if consumed >= 0 {
+            hasHead[consumed] = false
+            consumed = -1
+        }
+        for i in sources.indices where !hasHead[i] && !exhausted[i] {
+            switch sources[i].next() {
+            case .reading:
+                hasHead[i] = true
+                headTime[i] = sources[i].current.t
+            case .rejected(let reason):
+                lastSource = i
+                return Step(step: .rejected(reason), source: i)
+            case .end:
+                exhausted[i] = true
+            }
+        }
+        var best = -1
+        for i in sources.indices where hasHead[i] {
+            if best < 0 || headTime[i] < headTime[best] { best = i }
+        }
+        guard best >= 0 else { return Step(step: .end, source: -1) }
+        consumed = best
+        lastSource = best
+        return Step(step: .reading, source: best)
+    }
+
+    /// The source of the last step (reading or rejected).
+    public var currentSource: any ReadingDecoder { sources[lastSource] }
+    /// The reading of the last `.reading` step.
+    public var current: Reading { sources[lastSource].current }
+    public var rejectedLine: UnsafeRawBufferPointer { sources[lastSource].rejectedLine }
+    public var lineNumber: Int { sources[lastSource].lineNumber }
+    public var sourceName: String { sources[lastSource].sourceName }
+    /// Bytes consumed over all sources.
+    public var bytesRead: Int { sources.reduce(0) { $0 + $1.bytesRead } }
+    /// The I/O errors that ended inputs early, as `(source name, message)`.
+    public var ioErrors: [(source: String, message: String)] {
+        sources.compactMap { s in s.ioError.map { (s.sourceName, $0) } }
+    }
+}

@@ -1,0 +1,262 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import GeotriggerCore
+
+/// Decodes NDJSON readings (one flat JSON object per line) from a file descriptor.
+///
+/// Each line is parsed in one pass over its bytes: known keys are decoded in place, unknown keys and
+/// nested values are skipped (but validated), and the whole line must be exactly one JSON object.
+/// Nothing is allocated per line: strings with escapes are resolved into a scratch buffer reused
+/// for every line. Blank lines are skipped and counted in `blankLines`.
+public final class NDJSONDecoder: ReadingDecoder {
+    public let sourceName: String
+    private let reader: LineReader
+    private var reading = Reading()
+    private var line = UnsafeRawBufferPointer(start: nil, count: 0)
+    /// Unescaped strings of the current line; their total never exceeds the line's length.
+    private var scratch: UnsafeMutablePointer<UInt8>
+    private var scratchCapacity: Int
+    private let defaultDevice: UnsafeMutableRawBufferPointer?
+
+    public private(set) var lineNumber = 0
+    /// Lines that were empty or held only whitespace (skipped, not rejected).
+    public private(set) var blankLines = 0
+
+    /// - Parameters:
+    ///   - fd: the descriptor to read (a file or a pipe).
+    ///   - ownsDescriptor: close `fd` when the decoder is released.
+    ///   - sourceName: the name used in `FILE:LINE: reason` messages.
+    ///   - defaultDevice: the device for records that have no `device` field (nil: they are rejected).
+    ///   - bufferSize: read buffer size; `maxLineLength`: longer lines are rejected as `lineTooLong`.
+    public init(
+        fd: Int32, ownsDescriptor: Bool = false, sourceName: String, defaultDevice: String? = nil,
+        bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20
+    ) {
+        self.sourceName = sourceName
+        self.reader = LineReader(fd: fd, ownsDescriptor: ownsDescriptor, bufferSize: bufferSize, maxLineLength: maxLineLength)
+        self.scratchCapacity = 4096
+        self.scratch = .allocate(capacity: scratchCapacity)
+        self.defaultDevice = copyBytes(defaultDevice)
+    }
+
+    deinit {
+        scratch.deallocate()
+        defaultDevice?.deallocate()
+    }
+
+    public var current: Reading { reading }
+    public var rejectedLine: UnsafeRawBufferPointer { line }
+    public var bytesRead: Int { reader.bytesRead }
+    public var ioError: String? { reader.ioError }
+
+    public func next() -> DecodeStep {
+        while true {
+            switch reader.next() {
+            case .end:
+                line = UnsafeRawBufferPointer(start: nil, count: 0)
+                return .end
+            case .tooLong(let prefix):
+                lineNumber = reader.lineNumber
+                line = prefix
+                return .rejected(.lineTooLong)
+            case .line(let l):
+                lineNumber = reader.lineNumber
+                line = l
+                let n = l.count
+                guard n > 0 else {
+                    blankLines += 1
+                    continue
+                }
+                if n > scratchCapacity { growScratch(n) }
+                let p = l.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                let r = parse(p, n)
+                if r == 1 {
+                    blankLines += 1
+                    continue
+                }
+                if r == 0 {
+                    reading.line = l
+                    return .reading
+                }
+                return .rejected(rejectReason(r))
+            }
+        }
+    }
+
+    @inline(never)
+    private func growScratch(_ n: Int) {
+        scratch.deallocate()
+        scratchCapacity = n
+        scratch = .allocate(capacity: n)
+    }
+
+    /// The reason of the last `parse` that returned 2.
+    private var validationReason: RejectReason = .malformed
+
+    /// Maps `parse` result codes (other than 0 reading, 1 blank) to reasons.
+    private func rejectReason(_ code: Int) -> RejectReason {
+        switch code {
+        case JSONScan.invalidUTF8: return .invalidUTF8
+        case JSONScan.malformed: return .malformed
+        default: return validationReason
+        }
+    }
+
+    /// Reads a string value at `p[i]` (the opening quote). Returns the index after it and its
+    /// bytes (escapes resolved into the scratch buffer at `scratchUsed`), or a negative error code.
+    @inline(__always)
+    private func stringValue(
+        _ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ scratchUsed: inout Int, _ out: inout UnsafeRawBufferPointer
+    ) -> Int {
+        var esc = false
+        let e = JSONScan.scanString(p, i + 1, n, &esc)
+        if e < 0 { return e }
+        if !esc {
+            out = UnsafeRawBufferPointer(start: p + i + 1, count: e - i - 1)
+        } else {
+            let dst = scratch + scratchUsed
+            let written = JSONScan.unescape(p, i + 1, e, dst)
+            if written < 0 { return written }
+            scratchUsed += written
+            out = UnsafeRawBufferPointer(start: dst, count: written)
+        }
+        return e + 1
+    }
+
+    /// Parses one line. Returns 0 for a reading (in `reading`), 1 for a blank line, 2 for a
+    /// record rejected by validation (`validationReason`), or a negative `JSONScan` error code.
+    private func parse(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
+        var i = JSONScan.skipWhitespace(p, 0, n)
+        if i == n { return 1 }
+        guard p[i] == UInt8(ascii: "{") else { return JSONScan.malformed }
+        var f = RecordFields()
+        var scratchUsed = 0
+        i = JSONScan.skipWhitespace(p, i + 1, n)
+        if i < n && p[i] == UInt8(ascii: "}") {
+            i += 1
+        } else {
+            while true {
+                // Key.
+                guard i < n, p[i] == UInt8(ascii: "\"") else { return JSONScan.malformed }
+                var key = UnsafeRawBufferPointer(start: nil, count: 0)
+                var keyScratch = scratchUsed
+                i = stringValue(p, i, n, &keyScratch, &key)  // key bytes need not outlive the match
+                if i < 0 { return i }
+                let field = FieldName.match(key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
+                i = JSONScan.skipWhitespace(p, i, n)
+                guard i < n, p[i] == UInt8(ascii: ":") else { return JSONScan.malformed }
+                i = JSONScan.skipWhitespace(p, i + 1, n)
+                guard i < n else { return JSONScan.malformed }
+                let c = p[i]
+
+                // Value.
+                switch field {
+                case .t, .lat, .lon, .accuracy, .speed, .course, .altitude, .major, .minor, .rssi, .tx:
+                    var v = 0.0
+                    let e = NumberParser.parse(p, i, n, &v)
+                    if e > i {
+                        f.setNumber(field, v)
+                        i = e
+                    } else if c == UInt8(ascii: "\"") {
+                        var s = UnsafeRawBufferPointer(start: nil, count: 0)
+                        var tmp = scratchUsed
+                        i = stringValue(p, i, n, &tmp, &s)
+                        if i < 0 { return i }
+                        if field == .t {
+                            if let t = RFC3339.parse(s) {
+                                f.t = t
+                                f.timeState = .ok
+                            } else {
+                                f.timeState = .bad
+                            }
+                        } else if field == .major || field == .minor {
+                            f.beaconWrongType = true
+                        } else {
+                            f.wrongType = true
+                        }
+                    } else if c == UInt8(ascii: "n") {
+                        i = JSONScan.literal(p, i, n, "null")
+                        if i < 0 { return i }
+                        if field == .t { f.timeState = .missing }
+                    } else if let w = NumberParser.nonFiniteWord(p, i, n) {
+                        f.setNumber(field, w.value)
+                        i = w.end
+                    } else {
+                        i = JSONScan.skipValue(p, i, n)
+                        if i < 0 { return i }
+                        switch field {
+                        case .t: f.timeState = .bad
+                        case .major, .minor: f.beaconWrongType = true
+                        default: f.wrongType = true
+                        }
+                    }
+                case .device, .uuid, .op, .id:
+                    if c == UInt8(ascii: "\"") {
+                        var s = UnsafeRawBufferPointer(start: nil, count: 0)
+                        i = stringValue(p, i, n, &scratchUsed, &s)
+                        if i < 0 { return i }
+                        switch field {
+                        case .device: f.device = s; f.deviceWrongType = false
+                        case .uuid: f.uuid = s; f.beaconWrongType = false
+                        case .op: f.op = s; f.opWrongType = false
+                        default: f.hasIDString = true
+                        }
+                    } else if c == UInt8(ascii: "n") {
+                        i = JSONScan.literal(p, i, n, "null")
+                        if i < 0 { return i }
+                    } else {
+                        i = JSONScan.skipValue(p, i, n)
+                        if i < 0 { return i }
+                        switch field {
+                        case .device: f.deviceWrongType = true
+                        case .uuid: f.beaconWrongType = true
+                        case .op: f.opWrongType = true
+                        default: break
+                        }
+                    }
+                case .request:
+                    f.hasRequestObject = c == UInt8(ascii: "{")
+                    i = JSONScan.skipValue(p, i, n)
+                    if i < 0 { return i }
+                case .ids:
+                    f.hasIDsArray = c == UInt8(ascii: "[")
+                    i = JSONScan.skipValue(p, i, n)
+                    if i < 0 { return i }
+                case .content, .unknown:
+                    i = JSONScan.skipValue(p, i, n)
+                    if i < 0 { return i }
+                }
+
+                i = JSONScan.skipWhitespace(p, i, n)
+                guard i < n else { return JSONScan.malformed }
+                if p[i] == UInt8(ascii: ",") {
+                    i = JSONScan.skipWhitespace(p, i + 1, n)
+                    continue
+                }
+                guard p[i] == UInt8(ascii: "}") else { return JSONScan.malformed }
+                i += 1
+                break
+            }
+        }
+        if JSONScan.skipWhitespace(p, i, n) != n { return JSONScan.malformed }
+        if f.device != nil, !f.deviceWrongType, f.device!.count == 0 { f.device = nil }
+        let dflt = defaultDevice.map { UnsafeRawBufferPointer($0) }
+        if let reason = f.validate(into: &reading, defaultDevice: dflt) {
+            validationReason = reason
+            return 2
+        }
+        return 0
+    }
+}
+
+/// A heap copy of a string's UTF-8 bytes (nil for nil), owned by the caller.
+func copyBytes(_ s: String?) -> UnsafeMutableRawBufferPointer? {
+    guard let s else { return nil }
+    let bytes = Array(s.utf8)
+    let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+    bytes.withUnsafeBytes { buf.copyMemory(from: $0) }
+    return UnsafeMutableRawBufferPointer(rebasing: buf[0..<bytes.count])
+}

@@ -1,0 +1,190 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Decimal numbers (JSON grammar) parsed straight from bytes.
+///
+/// Ordinary decimals take Clinger's fast path: when the significant digits fit in an integer below
+/// 2^53 and the power of ten is at most 22, both are exact Doubles and one multiplication or
+/// division is correctly rounded. Everything else (long mantissas, large exponents) goes to
+/// `strtod` on a NUL-terminated copy, which is correctly rounded too. Overflow gives ±infinity,
+/// which callers report as a non-finite number.
+enum NumberParser {
+    @inline(__always)
+    static func pow10(_ e: Int) -> Double {
+        switch e {
+        case 0: return 1e0
+        case 1: return 1e1
+        case 2: return 1e2
+        case 3: return 1e3
+        case 4: return 1e4
+        case 5: return 1e5
+        case 6: return 1e6
+        case 7: return 1e7
+        case 8: return 1e8
+        case 9: return 1e9
+        case 10: return 1e10
+        case 11: return 1e11
+        case 12: return 1e12
+        case 13: return 1e13
+        case 14: return 1e14
+        case 15: return 1e15
+        case 16: return 1e16
+        case 17: return 1e17
+        case 18: return 1e18
+        case 19: return 1e19
+        case 20: return 1e20
+        case 21: return 1e21
+        default: return 1e22
+        }
+    }
+
+    /// Parses a JSON number starting at `p[i]`, stopping at the first byte that cannot continue it.
+    ///
+    /// Returns the index after the number, or `i` when no number starts there (the grammar is
+    /// strict: no leading `+`, no leading zeros, digits required after `.` and after `e`).
+    @inline(__always)
+    static func parse(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
+        var j = i
+        var negative = false
+        if j < n && p[j] == UInt8(ascii: "-") {
+            negative = true
+            j += 1
+        }
+        guard j < n else { return i }
+        var mantissa: UInt64 = 0
+        var significant = 0
+        var exp10 = 0
+        var truncated = false
+        let first = p[j]
+        if first == UInt8(ascii: "0") {
+            j += 1
+        } else if first >= UInt8(ascii: "1") && first <= UInt8(ascii: "9") {
+            while j < n {
+                let d = p[j] &- 48
+                if d > 9 { break }
+                if significant < 19 {
+                    mantissa = mantissa &* 10 &+ UInt64(d)
+                    significant += 1
+                } else {
+                    exp10 += 1
+                    if d != 0 { truncated = true }
+                }
+                j += 1
+            }
+        } else {
+            return i
+        }
+        if j < n && p[j] == UInt8(ascii: ".") {
+            j += 1
+            let start = j
+            while j < n {
+                let d = p[j] &- 48
+                if d > 9 { break }
+                if mantissa == 0 && d == 0 {
+                    exp10 -= 1
+                } else if significant < 19 {
+                    mantissa = mantissa &* 10 &+ UInt64(d)
+                    significant += 1
+                    exp10 -= 1
+                } else if d != 0 {
+                    truncated = true
+                }
+                j += 1
+            }
+            guard j > start else { return i }
+        }
+        if j < n && (p[j] | 0x20) == UInt8(ascii: "e") {
+            j += 1
+            var expNegative = false
+            if j < n && (p[j] == UInt8(ascii: "+") || p[j] == UInt8(ascii: "-")) {
+                expNegative = p[j] == UInt8(ascii: "-")
+                j += 1
+            }
+            let start = j
+            var e = 0
+            while j < n {
+                let d = p[j] &- 48
+                if d > 9 { break }
+                if e < 100_000 { e = e * 10 + Int(d) }
+                j += 1
+            }
+            guard j > start else { return i }
+            exp10 += expNegative ? -e : e
+        }
+
+        if mantissa == 0 {
+            value = negative ? -0.0 : 0.0
+            return j
+        }
+        if !truncated && mantissa <= 1 << 53 {
+            if exp10 == 0 {
+                let v = Double(mantissa)
+                value = negative ? -v : v
+                return j
+            }
+            if exp10 > 0 && exp10 <= 22 {
+                let v = Double(mantissa) * pow10(exp10)
+                value = negative ? -v : v
+                return j
+            }
+            if exp10 < 0 && exp10 >= -22 {
+                let v = Double(mantissa) / pow10(-exp10)
+                value = negative ? -v : v
+                return j
+            }
+        }
+        value = slowPath(p + i, j - i)
+        return j
+    }
+
+    /// `strtod` on a NUL-terminated copy of the number's bytes.
+    @inline(never)
+    static func slowPath(_ p: UnsafePointer<UInt8>, _ count: Int) -> Double {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: count + 1) { buf in
+            let base = buf.baseAddress!
+            UnsafeMutableRawPointer(base).copyMemory(from: p, byteCount: count)
+            base[count] = 0
+            return strtod(base, nil)
+        }
+    }
+
+    /// Parses bytes that must be exactly one number: a JSON number, optionally `+`-signed, or the
+    /// non-finite spellings `NaN`, `Infinity`, `inf` (any case, optionally signed).
+    /// Returns `false` when the bytes are not a number.
+    static func parseWhole(_ p: UnsafePointer<UInt8>, _ n: Int, _ value: inout Double) -> Bool {
+        guard n > 0 else { return false }
+        var start = 0
+        if p[0] == UInt8(ascii: "+") && n > 1 && p[1] != UInt8(ascii: "-") { start = 1 }
+        if parse(p + start, 0, n - start, &value) == n - start { return true }
+        if let special = nonFiniteWord(p, 0, n), special.end == n {
+            value = special.value
+            return true
+        }
+        return false
+    }
+
+    /// Recognises `NaN`, `Infinity`, `-Infinity`, `inf`, `-inf` (as Python's `json` writes them)
+    /// at `p[i]`, so that such records are rejected as non-finite rather than malformed.
+    static func nonFiniteWord(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (value: Double, end: Int)? {
+        var j = i
+        var negative = false
+        if j < n && (p[j] == UInt8(ascii: "-") || p[j] == UInt8(ascii: "+")) {
+            negative = p[j] == UInt8(ascii: "-")
+            j += 1
+        }
+        @inline(__always) func matches(_ word: StaticString) -> Bool {
+            let count = word.utf8CodeUnitCount
+            guard n - j >= count else { return false }
+            let w = word.utf8Start
+            for k in 0..<count where (p[j + k] | 0x20) != w[k] { return false }
+            return true
+        }
+        if matches("nan") { return (.nan, j + 3) }
+        if matches("infinity") { return (negative ? -.infinity : .infinity, j + 8) }
+        if matches("inf") { return (negative ? -.infinity : .infinity, j + 3) }
+        return nil
+    }
+}

@@ -1,0 +1,283 @@
+import GeotriggerCore
+
+/// The fields a reading record may carry, as named in NDJSON keys and CSV headers.
+enum FieldName: UInt8 {
+    case t, device, lat, lon, accuracy, speed, course, altitude
+    case uuid, major, minor, rssi, tx
+    case op, request, ids, id, content
+    case unknown
+
+    /// Recognises a field name from its UTF-8 bytes without allocating.
+    @inline(__always)
+    static func match(_ p: UnsafePointer<UInt8>, _ n: Int) -> FieldName {
+        @inline(__always) func eq(_ s: StaticString) -> Bool {
+            s.utf8CodeUnitCount == n && memcmpEqual(p, s.utf8Start, n)
+        }
+        switch n {
+        case 1: return p[0] == UInt8(ascii: "t") ? .t : .unknown
+        case 2:
+            if eq("tx") { return .tx }
+            if eq("op") { return .op }
+            if eq("id") { return .id }
+            return .unknown
+        case 3:
+            if eq("lat") { return .lat }
+            if eq("lon") { return .lon }
+            if eq("ids") { return .ids }
+            return .unknown
+        case 4:
+            if eq("uuid") { return .uuid }
+            if eq("rssi") { return .rssi }
+            return .unknown
+        case 5:
+            if eq("speed") { return .speed }
+            if eq("major") { return .major }
+            if eq("minor") { return .minor }
+            return .unknown
+        case 6:
+            if eq("device") { return .device }
+            if eq("course") { return .course }
+            return .unknown
+        case 7:
+            if eq("request") { return .request }
+            if eq("content") { return .content }
+            return .unknown
+        case 8:
+            if eq("accuracy") { return .accuracy }
+            if eq("altitude") { return .altitude }
+            return .unknown
+        default:
+            return .unknown
+        }
+    }
+}
+
+@inline(__always)
+func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+    for i in 0..<n where a[i] != b[i] { return false }
+    return true
+}
+
+/// One record's raw field values, collected by a format decoder and then validated into a `Reading`.
+///
+/// Shared by the NDJSON and CSV decoders so both apply exactly the rules of SPEC §3.
+struct RecordFields {
+    enum TimeState: UInt8 { case missing, ok, bad }
+
+    var timeState: TimeState = .missing
+    var t: Double = .nan
+    /// Set when a device field is present but is not a string.
+    var deviceWrongType = false
+    var device: UnsafeRawBufferPointer? = nil
+    var latitude: Double = .nan
+    var longitude: Double = .nan
+    var accuracy: Double = .nan
+    var rssi: Double = .nan
+    var tx: Double = .nan
+    var major: Double = .nan
+    var minor: Double = .nan
+    var hasLat = false
+    var hasLon = false
+    var hasRSSI = false
+    var hasMajor = false
+    var hasMinor = false
+    var uuid: UnsafeRawBufferPointer? = nil
+    /// Set when a uuid, major or minor is present with the wrong JSON type.
+    var beaconWrongType = false
+    var op: UnsafeRawBufferPointer? = nil
+    var opWrongType = false
+    var hasRequestObject = false
+    var hasIDsArray = false
+    var hasIDString = false
+    var nonFinite = false
+    /// A known numeric field holding something that is not a number.
+    var wrongType = false
+
+    @inline(__always)
+    mutating func reset() { self = RecordFields() }
+
+    /// Stores a numeric field's value (already parsed).
+    @inline(__always)
+    mutating func setNumber(_ field: FieldName, _ v: Double) {
+        if !v.isFinite { nonFinite = true }
+        switch field {
+        case .t:
+            t = v
+            timeState = v.isFinite ? .ok : .bad
+        case .lat: latitude = v; hasLat = true
+        case .lon: longitude = v; hasLon = true
+        case .accuracy: accuracy = v
+        case .rssi: rssi = v; hasRSSI = true
+        case .tx: tx = v
+        case .major: major = v; hasMajor = true
+        case .minor: minor = v; hasMinor = true
+        case .speed, .course, .altitude: break
+        case .device: deviceWrongType = true
+        case .uuid: beaconWrongType = true
+        case .op: opWrongType = true
+        case .request, .ids, .id, .content, .unknown: break
+        }
+    }
+
+    /// Validates the collected fields and fills `reading`; returns the rejection reason if any.
+    /// `reading.line` is left to the caller.
+    @inline(__always)
+    func validate(into r: inout Reading, defaultDevice: UnsafeRawBufferPointer?) -> RejectReason? {
+        if nonFinite { return .nonFinite }
+        switch timeState {
+        case .missing: return .missingTime
+        case .bad: return .badTime
+        case .ok: break
+        }
+        if deviceWrongType { return .missingDevice }
+        guard let dev = device ?? defaultDevice, dev.count > 0 else { return .missingDevice }
+        if wrongType { return .malformed }
+        r.t = t
+        r.device = dev
+        if hasLat || hasLon {
+            guard hasLat && hasLon else { return .missingCoordinate }
+            guard latitude >= -90 && latitude <= 90 else { return .latitudeOutOfRange }
+            guard longitude >= -180 && longitude <= 180 else { return .longitudeOutOfRange }
+            if accuracy < 0 { return .negativeAccuracy }  // NaN (absent) compares false
+            r.kind = .fix
+            r.latitude = latitude
+            r.longitude = longitude
+            r.accuracy = accuracy
+            r.beacon = BeaconID()
+            r.rssi = .nan
+            r.tx = .nan
+            return nil
+        }
+        if uuid != nil || beaconWrongType || hasRSSI {
+            if !hasRSSI { return .missingRSSI }
+            guard let u = uuid, !beaconWrongType, let (hi, lo) = parseUUID(u) else { return .badBeacon }
+            var beacon = BeaconID(uuidHigh: hi, uuidLow: lo, major: -1, minor: -1)
+            if hasMajor {
+                guard let m = uint16(major) else { return .badBeacon }
+                beacon.major = m
+            }
+            if hasMinor {
+                guard let m = uint16(minor) else { return .badBeacon }
+                beacon.minor = m
+            }
+            guard rssi >= -127 && rssi <= -1 else { return .rssiOutOfRange }
+            r.kind = .sighting
+            r.beacon = beacon
+            r.rssi = rssi
+            r.tx = tx
+            r.latitude = .nan
+            r.longitude = .nan
+            r.accuracy = .nan
+            return nil
+        }
+        if op != nil || opWrongType {
+            guard let o = op, !opWrongType, let kind = controlOp(o) else { return .badControl }
+            switch kind {
+            case .add: if !hasRequestObject { return .badControl }
+            case .removePending, .removeDelivered: if !hasIDsArray { return .badControl }
+            case .push: if !hasIDString { return .badControl }
+            case .removeAllPending, .removeAllDelivered: break
+            }
+            r.kind = .control
+            r.op = kind
+            r.beacon = BeaconID()
+            r.latitude = .nan
+            r.longitude = .nan
+            r.accuracy = .nan
+            r.rssi = .nan
+            r.tx = .nan
+            return nil
+        }
+        return .unknownRecord
+    }
+
+    @inline(__always)
+    private func uint16(_ v: Double) -> Int32? {
+        guard v >= 0 && v <= 65535 && v.rounded(.towardZero) == v else { return nil }
+        return Int32(v)
+    }
+}
+
+/// The control operation named by `bytes`, or nil.
+func controlOp(_ b: UnsafeRawBufferPointer) -> ControlOp? {
+    guard let base = b.baseAddress else { return nil }
+    let p = base.assumingMemoryBound(to: UInt8.self)
+    let n = b.count
+    @inline(__always) func eq(_ s: StaticString) -> Bool {
+        s.utf8CodeUnitCount == n && memcmpEqual(p, s.utf8Start, n)
+    }
+    if eq("add") { return .add }
+    if eq("removePending") { return .removePending }
+    if eq("removeDelivered") { return .removeDelivered }
+    if eq("removeAllPending") { return .removeAllPending }
+    if eq("removeAllDelivered") { return .removeAllDelivered }
+    if eq("push") { return .push }
+    return nil
+}
+
+@inline(__always)
+private func hexValue(_ c: UInt8) -> UInt64? {
+    switch c {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt64(c &- 48)
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt64(c &- 87)
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt64(c &- 55)
+    default: return nil
+    }
+}
+
+/// Parses a UUID in canonical hyphenated form (8-4-4-4-12) or as 32 hex digits, any case.
+func parseUUID(_ b: UnsafeRawBufferPointer) -> (UInt64, UInt64)? {
+    guard let base = b.baseAddress else { return nil }
+    let p = base.assumingMemoryBound(to: UInt8.self)
+    let n = b.count
+    let hyphenated = n == 36
+    guard hyphenated || n == 32 else { return nil }
+    var hi: UInt64 = 0
+    var lo: UInt64 = 0
+    var digits = 0
+    for i in 0..<n {
+        let c = p[i]
+        if hyphenated && (i == 8 || i == 13 || i == 18 || i == 23) {
+            guard c == UInt8(ascii: "-") else { return nil }
+            continue
+        }
+        guard let v = hexValue(c) else { return nil }
+        if digits < 16 { hi = hi << 4 | v } else { lo = lo << 4 | v }
+        digits += 1
+    }
+    return (hi, lo)
+}
+
+/// Checks that `p[i..<n]` is valid UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).
+func isValidUTF8(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> Bool {
+    var j = i
+    while j < n {
+        if p[j] < 0x80 {
+            j += 1
+            continue
+        }
+        let len = utf8SequenceLength(p, j, n)
+        if len == 0 { return false }
+        j += len
+    }
+    return true
+}
+
+/// Length of the valid multi-byte UTF-8 sequence starting at `p[j]` (a byte ≥ 0x80), or 0.
+@inline(__always)
+func utf8SequenceLength(_ p: UnsafePointer<UInt8>, _ j: Int, _ n: Int) -> Int {
+    let c = p[j]
+    @inline(__always) func cont(_ k: Int, _ lo: UInt8 = 0x80, _ hi: UInt8 = 0xBF) -> Bool {
+        j + k < n && p[j + k] >= lo && p[j + k] <= hi
+    }
+    switch c {
+    case 0xC2...0xDF: return cont(1) ? 2 : 0
+    case 0xE0: return cont(1, 0xA0) && cont(2) ? 3 : 0
+    case 0xE1...0xEC, 0xEE...0xEF: return cont(1) && cont(2) ? 3 : 0
+    case 0xED: return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0
+    case 0xF0: return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0
+    case 0xF1...0xF3: return cont(1) && cont(2) && cont(3) ? 4 : 0
+    case 0xF4: return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0
+    default: return 0
+    }
+}

@@ -1,0 +1,100 @@
+import Testing
+@testable import GeotriggerCore
+
+@Suite struct RFC3339ParseTests {
+    @Test(arguments: [
+        ("1970-01-01T00:00:00Z", 0.0),
+        ("2021-10-29T10:00:03Z", 1_635_501_603.0),
+        ("2021-10-29t10:00:03z", 1_635_501_603.0),
+        ("2021-10-29 10:00:03Z", 1_635_501_603.0),
+        ("2021-10-29T12:00:03+02:00", 1_635_501_603.0),
+        ("2021-10-29T05:30:03-04:30", 1_635_501_603.0),
+        ("2021-10-29T10:00:03-00:00", 1_635_501_603.0),
+        ("2021-10-29T10:00:03.250Z", 1_635_501_603.25),
+        ("2021-10-29T10:00:03.5+00:00", 1_635_501_603.5),
+        ("2000-02-29T00:00:00Z", 951_782_400.0),          // 2000 is a leap year (divisible by 400)
+        ("1900-03-01T00:00:00Z", -2_203_891_200.0),       // 1900 is not
+        ("1969-12-31T23:59:59Z", -1.0),
+        ("1969-12-31T23:59:59.5Z", -0.5),
+        ("1960-06-15T06:30:00Z", -301_253_400.0),
+        ("0001-01-01T00:00:00Z", -62_135_596_800.0),
+        ("9999-12-31T23:59:59Z", 253_402_300_799.0),
+        ("2024-02-29T12:00:00Z", 1_709_208_000.0),
+        ("2016-12-31T23:59:60Z", 1_483_228_800.0),        // leap second = next minute's first second
+        ("2021-01-01T00:30:00+01:00", 1_609_457_400.0),   // offset crossing the year boundary
+    ])
+    func parses(_ text: String, _ expected: Double) {
+        #expect(RFC3339.parse(text) == expected)
+    }
+
+    @Test(arguments: [
+        "", "2021-10-29", "2021-10-29T10:00:03", "2021-02-30T00:00:00Z", "2021-02-29T00:00:00Z",
+        "1900-02-29T00:00:00Z", "2021-13-01T00:00:00Z", "2021-00-10T00:00:00Z", "2021-04-31T00:00:00Z",
+        "2021-10-29T24:00:00Z", "2021-10-29T10:60:00Z", "2021-10-29T10:00:61Z", "2021-10-29X10:00:03Z",
+        "2021-10-29T10:00:03.Z", "2021-10-29T10:00:03+0200", "2021-10-29T10:00:03+24:00",
+        "2021-10-29T10:00:03Z ", " 2021-10-29T10:00:03Z", "2021/10/29T10:00:03Z", "21-10-29T10:00:03Z",
+        "2021-10-29T10:00:03+02:00x", "2021-1a-29T10:00:03Z",
+    ])
+    func rejects(_ text: String) {
+        #expect(RFC3339.parse(text) == nil)
+    }
+
+    @Test func longFractionIsAccepted() {
+        let t = RFC3339.parse("2021-10-29T10:00:03.123456789012345678901Z")
+        #expect(t != nil && abs(t! - 1_635_501_603.123456789) < 1e-6)
+    }
+}
+
+@Suite struct RFC3339FormatTests {
+    @Test(arguments: [
+        (0.0, "1970-01-01T00:00:00.000Z"),
+        (1_635_501_603.0, "2021-10-29T10:00:03.000Z"),
+        (1_635_501_603.25, "2021-10-29T10:00:03.250Z"),
+        (1_635_501_603.9996, "2021-10-29T10:00:04.000Z"),   // rounds into the next second
+        (1_635_501_603.0004, "2021-10-29T10:00:03.000Z"),
+        (1_635_501_603.0016, "2021-10-29T10:00:03.002Z"),
+        (1_635_551_999.9999, "2021-10-30T00:00:00.000Z"),   // …and the next day
+        (951_782_400.0, "2000-02-29T00:00:00.000Z"),
+        (-2_203_891_200.0, "1900-03-01T00:00:00.000Z"),
+        (-1.0, "1969-12-31T23:59:59.000Z"),
+        (-0.5, "1969-12-31T23:59:59.500Z"),
+        (-0.0004, "1970-01-01T00:00:00.000Z"),
+        (-0.0006, "1969-12-31T23:59:59.999Z"),
+        (-301_253_400.0, "1960-06-15T06:30:00.000Z"),
+        (-62_135_596_800.0, "0001-01-01T00:00:00.000Z"),
+        (253_402_300_799.999, "9999-12-31T23:59:59.999Z"),
+        (1_709_208_000.0, "2024-02-29T12:00:00.000Z"),
+    ])
+    func formats(_ t: Double, _ expected: String) {
+        #expect(RFC3339.format(t) == expected)
+    }
+
+    @Test func appendsToBuffer() {
+        var out = Array("t=".utf8)
+        RFC3339.format(1.5, into: &out)
+        #expect(String(decoding: out, as: UTF8.self) == "t=1970-01-01T00:00:01.500Z")
+    }
+
+    @Test func roundTripsEveryDayAcrossFourCenturies() {
+        // Every 7th day from 1800 to 2200 exercises leap-year rules through the formatter and parser.
+        var day = RFC3339.daysFromCivil(year: 1800, month: 1, day: 1)
+        let last = RFC3339.daysFromCivil(year: 2200, month: 12, day: 31)
+        while day <= last {
+            let t = Double(day * 86400 + 45_296) + 0.789
+            let text = RFC3339.format(t)
+            #expect(RFC3339.parse(text) == t, "\(text)")
+            day += 7
+        }
+    }
+
+    @Test func civilRoundTrip() {
+        for d in stride(from: -800_000, through: 3_000_000, by: 997) {
+            let c = RFC3339.civilFromDays(d)
+            #expect(RFC3339.daysFromCivil(year: c.year, month: c.month, day: c.day) == d)
+        }
+    }
+
+    @Test func nonFiniteIsWrittenAsInvalid() {
+        #expect(RFC3339.format(.nan) == "invalid")
+    }
+}

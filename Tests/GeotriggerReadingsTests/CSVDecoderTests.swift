@@ -1,0 +1,94 @@
+import Testing
+@testable import GeotriggerReadings
+
+@Suite struct CSVDecoderTests {
+    @Test func fixesWithHeaderInAnyOrderAndExtraColumns() {
+        let text = "lon,extra,t,device,lat,accuracy\r\n16.37,zzz,1635501603,d1,48.2,12\r\n\r\n16.38,,2021-10-29T10:00:04Z,d1,48.21,\r\n"
+        let (d, seen) = decodeCSV(text)
+        #expect(seen.map(\.step) == [.reading, .reading])
+        #expect(seen.map(\.line) == [2, 4])
+        #expect(seen[0].t == 1_635_501_603 && seen[0].latitude == 48.2 && seen[0].longitude == 16.37 && seen[0].accuracy == 12)
+        #expect(seen[1].t == 1_635_501_604 && seen[1].accuracy.isNaN)
+        #expect(seen[0].text == "16.37,zzz,1635501603,d1,48.2,12")
+        #expect(d.header == ["lon", "extra", "t", "device", "lat", "accuracy"])
+        #expect(d.blankLines == 1)
+    }
+
+    @Test func sightings() {
+        let text = "t,device,uuid,major,minor,rssi,tx\n5,d1,\(uuidText),1,7,-71,-59\n6,d1,\(uuidText.lowercased()),,,-70,\n"
+        let (_, seen) = decodeCSV(text)
+        #expect(seen.map(\.step) == [.reading, .reading])
+        #expect(seen[0].kind == .sighting && seen[0].beacon == BeaconID(uuidHigh: uuidHigh, uuidLow: uuidLow, major: 1, minor: 7))
+        #expect(seen[0].tx == -59)
+        #expect(seen[1].beacon.major == -1 && seen[1].beacon.minor == -1 && seen[1].tx.isNaN)
+    }
+
+    @Test func quotedFields() {
+        let text = #"""
+        t,device,lat,lon,note
+        1,"dev, one",1,2,x
+        2,"say ""hi""",1,2,"a,b"
+        3, "spaced" ,1,2,
+        4,  plain  ,1,2,""
+        5,"",1,2,
+        """#
+        let (_, seen) = decodeCSV(text)
+        #expect(seen.map(\.step) == [.reading, .reading, .reading, .reading, .rejected(.missingDevice)])
+        #expect(seen.prefix(4).map(\.device) == ["dev, one", #"say "hi""#, "spaced", "plain"])
+    }
+
+    @Test(arguments: [
+        ("1,d,1", RejectReason.badCSVRow),
+        ("1,d,1,2,3", .badCSVRow),
+        ("1,\"d,1,2", .badCSVRow),
+        ("1,\"d\"x,1,2", .badCSVRow),
+        ("1,d,91,2", .latitudeOutOfRange),
+        ("1,d,1,-181", .longitudeOutOfRange),
+        ("1,d,1,2,-1", .badCSVRow),
+        (",d,1,2", .missingTime),
+        ("yesterday,d,1,2", .badTime),
+        ("1,,1,2", .missingDevice),
+        ("1,d,,2", .missingCoordinate),
+        ("1,d,abc,2", .malformed),
+        ("1,d,NaN,2", .nonFinite),
+        ("1,d,1e999,2", .nonFinite),
+        ("1,d,1,inf", .nonFinite),
+    ])
+    func rejections(_ row: String, _ reason: RejectReason) {
+        let (_, seen) = decodeCSV("t,device,lat,lon\n" + row + "\n")
+        #expect(seen.map(\.step) == [.rejected(reason)], "\(row)")
+        #expect(seen.first?.text == row && seen.first?.line == 2)
+    }
+
+    @Test func accuracyRssiAndBeaconRejections() {
+        let text = """
+        t,device,lat,lon,accuracy,uuid,major,rssi
+        1,d,1,2,-3,,,
+        1,d,,,,\(uuidText),1,0
+        1,d,,,,\(uuidText),x,-60
+        1,d,,,,nonsense,1,-60
+        1,d,,,,\(uuidText),,
+        1,d,,,,,,
+        """
+        let (_, seen) = decodeCSV(text)
+        #expect(seen.map(\.step) == [
+            .rejected(.negativeAccuracy), .rejected(.rssiOutOfRange), .rejected(.badBeacon),
+            .rejected(.badBeacon), .rejected(.missingRSSI), .rejected(.unknownRecord),
+        ])
+    }
+
+    @Test func invalidUTF8Device() {
+        let bytes = Array("t,device,lat,lon\n1,d".utf8) + [0xFE] + Array(",1,2\n2,ok,1,2".utf8)
+        let file = TempFile(bytes, name: "x.csv")
+        let d = CSVDecoder(fd: file.openFD(), ownsDescriptor: true, sourceName: file.path)
+        let seen = drain(d)
+        #expect(seen.map(\.step) == [.rejected(.invalidUTF8), .reading])
+        #expect(seen[1].device == "ok")
+    }
+
+    @Test func numbersWithSignsAndExponents() {
+        let (_, seen) = decodeCSV("t,device,lat,lon\n1.6355016e9,d,+4.82e1,-0\n")
+        #expect(seen.first?.step == .reading)
+        #expect(seen.first?.latitude == 48.2 && seen.first?.longitude.sign == .minus)
+    }
+}

@@ -1,0 +1,304 @@
+import Foundation
+import Testing
+@testable import GeotriggerReadings
+
+let uuidText = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
+let uuidHigh: UInt64 = 0xE2C5_6DB5_DFFB_48D2
+let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
+
+@Suite struct NDJSONFieldTests {
+    @Test func fix() {
+        let s = one(#"{"t":1635501603,"device":"d1","lat":48.2,"lon":16.37,"accuracy":12}"#)
+        #expect(s.step == .reading)
+        #expect(s.kind == .fix && s.t == 1_635_501_603 && s.device == "d1")
+        #expect(s.latitude == 48.2 && s.longitude == 16.37 && s.accuracy == 12)
+        #expect(s.text == #"{"t":1635501603,"device":"d1","lat":48.2,"lon":16.37,"accuracy":12}"#)
+    }
+
+    @Test func fixWithoutAccuracyHasNaN() {
+        let s = one(#"{"t":1,"device":"d1","lat":0,"lon":0}"#)
+        #expect(s.step == .reading && s.accuracy.isNaN)
+    }
+
+    @Test(arguments: [
+        (#"1635501603.25"#, 1_635_501_603.25),
+        (#"1.63550160325e9"#, 1_635_501_603.25),
+        (#"16355016032500E-4"#, 1_635_501_603.25),
+        (#""2021-10-29T10:00:03.250Z""#, 1_635_501_603.25),
+        (#""2021-10-29T12:00:03.250+02:00""#, 1_635_501_603.25),
+        (#""2021-10-29 10:00:03.25z""#, 1_635_501_603.25),
+        (#""2021-10-29T10:00:03.25\u005A""#, 1_635_501_603.25),  // escaped Z
+        (#"-0"#, 0),
+        (#"-1.5"#, -1.5),
+    ])
+    func timeForms(_ t: String, _ expected: Double) {
+        let s = one(#"{"t":"# + t + #","device":"d","lat":1,"lon":2}"#)
+        #expect(s.step == .reading)
+        #expect(s.t == expected)
+    }
+
+    @Test func numberForms() {
+        let s = one(#"{"lat":-0.0,"lon":1.8e2,"accuracy":1E-1,"t":0,"device":"x","speed":-3e-2,"course":359.9,"altitude":-12}"#)
+        #expect(s.step == .reading)
+        #expect(s.latitude == 0 && s.latitude.sign == .minus)
+        #expect(s.longitude == 180 && s.accuracy == 0.1)
+    }
+
+    @Test(arguments: [
+        (#""d1""#, "d1"),
+        (#""caf\u00e9""#, "café"),
+        (#""café""#, "café"),
+        (#""a\"b\\c\/d""#, #"a"b\c/d"#),
+        (#""tab\there\nnl""#, "tab\there\nnl"),
+        (#""\ud83d\ude00 smile""#, "😀 smile"),
+        (#""\u0041\u00DF\u4E2D""#, "Aß中"),
+        (#""a-very-long-device-identifier-with-more-than-fifteen-bytes""#, "a-very-long-device-identifier-with-more-than-fifteen-bytes"),
+    ])
+    func deviceForms(_ json: String, _ expected: String) {
+        let s = one(#"{"t":1,"device":"# + json + #","lat":1,"lon":2}"#)
+        #expect(s.step == .reading)
+        #expect(s.device == expected)
+    }
+
+    @Test func sighting() {
+        let s = one(#"{"t":5,"device":"d1","uuid":"\#(uuidText)","major":1,"minor":7,"rssi":-71,"tx":-59}"#)
+        #expect(s.step == .reading && s.kind == .sighting)
+        #expect(s.beacon == BeaconID(uuidHigh: uuidHigh, uuidLow: uuidLow, major: 1, minor: 7))
+        #expect(s.rssi == -71 && s.tx == -59)
+        #expect(s.latitude.isNaN)
+    }
+
+    @Test(arguments: [uuidText.lowercased(), uuidText.replacingOccurrences(of: "-", with: ""),
+                      uuidText.replacingOccurrences(of: "-", with: "").lowercased()])
+    func uuidForms(_ u: String) {
+        let s = one(#"{"t":5,"device":"d1","uuid":"\#(u)","rssi":-1}"#)
+        #expect(s.step == .reading)
+        #expect(s.beacon == BeaconID(uuidHigh: uuidHigh, uuidLow: uuidLow, major: -1, minor: -1))
+        #expect(s.tx.isNaN)
+    }
+
+    @Test func majorMinorBounds() {
+        #expect(one(#"{"t":5,"device":"d","uuid":"\#(uuidText)","major":0,"minor":65535,"rssi":-127}"#).step == .reading)
+        #expect(one(#"{"t":5,"device":"d","uuid":"\#(uuidText)","major":7.0,"rssi":-50}"#).beacon.major == 7)
+    }
+
+    @Test(arguments: [
+        (#"{"t":1,"device":"d","op":"add","request":{"id":"r","trigger":{"type":"push"}}}"#, ControlOp.add),
+        (#"{"t":1,"device":"d","op":"removePending","ids":["a","b"]}"#, .removePending),
+        (#"{"t":1,"device":"d","op":"removeDelivered","ids":[]}"#, .removeDelivered),
+        (#"{"t":1,"device":"d","op":"removeAllPending"}"#, .removeAllPending),
+        (#"{"t":1,"device":"d","op":"removeAllDelivered"}"#, .removeAllDelivered),
+        (#"{"t":1,"device":"d","op":"push","id":"welcome","content":{"title":"Hi \"you\"","n":[1,{"x":null}]}}"#, .push),
+    ])
+    func controlRecords(_ line: String, _ op: ControlOp) {
+        let s = one(line)
+        #expect(s.step == .reading && s.kind == .control && s.op == op)
+        #expect(s.text == line)
+    }
+
+    @Test func unknownKeysAndNestedValuesAreSkipped() {
+        let s = one(#"  { "x" : {"a":[1,2,{"b":"}\"]"}]}, "t" : 1 , "y":[true,false,null,"\ud83d\ude00"], "device" : "d", "lat":1,"lon":2, "z":-1.5e-7, "w":"", "\u006c\u0061\u0074" : 3 }  "#)
+        #expect(s.step == .reading)
+        #expect(s.latitude == 3)  // escaped key "lat" is recognised; last value wins
+    }
+
+    @Test func nullOptionalFieldsAreAbsent() {
+        let s = one(#"{"t":1,"device":"d","lat":1,"lon":2,"accuracy":null,"speed":null}"#)
+        #expect(s.step == .reading && s.accuracy.isNaN)
+    }
+}
+
+@Suite struct NDJSONRejectionTests {
+    @Test(arguments: [
+        // malformed
+        (#"not json"#, RejectReason.malformed),
+        (#"{"t":1,"device":"d","lat":1,"lon":2"#, .malformed),
+        (#"{"t":1,"device":"d","lat":1,"lon":2} x"#, .malformed),
+        (#"{"t":1,"device":"d","lat":1,"lon":2}{}"#, .malformed),
+        (#"{"t":1,"device":"d","lat":1,"lon":2,}"#, .malformed),
+        (#"{"t":1 "device":"d"}"#, .malformed),
+        (#"{"t":01,"device":"d","lat":1,"lon":2}"#, .malformed),
+        (#"{"t":1,"device":"d","lat":+1,"lon":2}"#, .malformed),
+        (#"{"t":1,"device":"d","lat":1,"lon":2,"x":[1,2}"#, .malformed),
+        (#"{"t":1,"device":"d","lat":1,"lon":2,"x":tru}"#, .malformed),
+        (#"{"t":1,"device":"d\x","lat":1,"lon":2}"#, .malformed),
+        (#"{"t":1,"device":"d\u12","lat":1,"lon":2}"#, .malformed),
+        (#"{"t":1,"device":"d","lat":"48.2","lon":2}"#, .malformed),
+        (#"{"t":1,"device":"d","lat":1,"lon":2,"accuracy":true}"#, .malformed),
+        ("{\"t\":1,\"device\":\"a\tb\",\"lat\":1,\"lon\":2}", .malformed),  // raw control character
+        (#"[1,2]"#, .malformed),
+        // time
+        (#"{"device":"d","lat":1,"lon":2}"#, .missingTime),
+        (#"{"t":null,"device":"d","lat":1,"lon":2}"#, .missingTime),
+        (#"{"t":"yesterday","device":"d","lat":1,"lon":2}"#, .badTime),
+        (#"{"t":"2021-02-30T00:00:00Z","device":"d","lat":1,"lon":2}"#, .badTime),
+        (#"{"t":true,"device":"d","lat":1,"lon":2}"#, .badTime),
+        // device
+        (#"{"t":1,"lat":1,"lon":2}"#, .missingDevice),
+        (#"{"t":1,"device":"","lat":1,"lon":2}"#, .missingDevice),
+        (#"{"t":1,"device":7,"lat":1,"lon":2}"#, .missingDevice),
+        (#"{"t":1,"device":null,"lat":1,"lon":2}"#, .missingDevice),
+        // coordinates
+        (#"{"t":1,"device":"d","lat":1}"#, .missingCoordinate),
+        (#"{"t":1,"device":"d","lon":1}"#, .missingCoordinate),
+        (#"{"t":1,"device":"d","lat":90.0000001,"lon":2}"#, .latitudeOutOfRange),
+        (#"{"t":1,"device":"d","lat":-91,"lon":2}"#, .latitudeOutOfRange),
+        (#"{"t":1,"device":"d","lat":1,"lon":180.5}"#, .longitudeOutOfRange),
+        (#"{"t":1,"device":"d","lat":1,"lon":-1e3}"#, .longitudeOutOfRange),
+        // non-finite
+        (#"{"t":1,"device":"d","lat":1e999,"lon":2}"#, .nonFinite),
+        (#"{"t":1e400,"device":"d","lat":1,"lon":2}"#, .nonFinite),
+        (#"{"t":1,"device":"d","lat":NaN,"lon":2}"#, .nonFinite),
+        (#"{"t":1,"device":"d","lat":1,"lon":-Infinity}"#, .nonFinite),
+        (#"{"t":1,"device":"d","lat":1,"lon":2,"speed":Infinity}"#, .nonFinite),
+        // accuracy
+        (#"{"t":1,"device":"d","lat":1,"lon":2,"accuracy":-0.5}"#, .negativeAccuracy),
+        // beacons
+        (#"{"t":1,"device":"d","uuid":"\#(uuidText)","rssi":0}"#, .rssiOutOfRange),
+        (#"{"t":1,"device":"d","uuid":"\#(uuidText)","rssi":-128}"#, .rssiOutOfRange),
+        (#"{"t":1,"device":"d","uuid":"\#(uuidText)","rssi":"-70"}"#, .malformed),
+        (#"{"t":1,"device":"d","uuid":"\#(uuidText)"}"#, .missingRSSI),
+        (#"{"t":1,"device":"d","uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E","rssi":-70}"#, .badBeacon),
+        (#"{"t":1,"device":"d","uuid":"E2C56DB5DFFB-48D2-B060-D0F5A71096E0x","rssi":-70}"#, .badBeacon),
+        (#"{"t":1,"device":"d","uuid":"G2C56DB5-DFFB-48D2-B060-D0F5A71096E0","rssi":-70}"#, .badBeacon),
+        (#"{"t":1,"device":"d","uuid":12,"rssi":-70}"#, .badBeacon),
+        (#"{"t":1,"device":"d","rssi":-70,"major":1}"#, .badBeacon),
+        (#"{"t":1,"device":"d","uuid":"\#(uuidText)","major":65536,"rssi":-70}"#, .badBeacon),
+        (#"{"t":1,"device":"d","uuid":"\#(uuidText)","minor":-1,"rssi":-70}"#, .badBeacon),
+        (#"{"t":1,"device":"d","uuid":"\#(uuidText)","minor":1.5,"rssi":-70}"#, .badBeacon),
+        (#"{"t":1,"device":"d","uuid":"\#(uuidText)","major":"1","rssi":-70}"#, .badBeacon),
+        // control
+        (#"{"t":1,"device":"d","op":"launch"}"#, .badControl),
+        (#"{"t":1,"device":"d","op":3}"#, .badControl),
+        (#"{"t":1,"device":"d","op":"add"}"#, .badControl),
+        (#"{"t":1,"device":"d","op":"add","request":[]}"#, .badControl),
+        (#"{"t":1,"device":"d","op":"removePending"}"#, .badControl),
+        (#"{"t":1,"device":"d","op":"removeDelivered","ids":"a"}"#, .badControl),
+        (#"{"t":1,"device":"d","op":"push"}"#, .badControl),
+        // unknown
+        (#"{"t":1,"device":"d"}"#, .unknownRecord),
+        (#"{"t":1,"device":"d","speed":3}"#, .unknownRecord),
+        (#"{}"#, .missingTime),
+    ])
+    func rejects(_ line: String, _ reason: RejectReason) {
+        let s = one(line)
+        #expect(s.step == .rejected(reason), "\(line)")
+        #expect(s.text == line)
+        #expect(s.line == 1)
+    }
+
+    @Test(arguments: [
+        [0xFF] as [UInt8], [0xC3], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+    ])
+    func invalidUTF8InStrings(_ bad: [UInt8]) {
+        let line = Array(#"{"t":1,"device":"d"#.utf8) + bad + Array(#"","lat":1,"lon":2}"#.utf8) + [0x0A]
+        let (_, seen) = decodeNDJSON(line)
+        #expect(seen.map(\.step) == [.rejected(.invalidUTF8)])
+        // Also inside a skipped value.
+        let skipped = Array(#"{"t":1,"device":"d","x":["#.utf8) + [0x22] + bad + [0x22] + Array(#"],"lat":1,"lon":2}"#.utf8)
+        #expect(decodeNDJSON(skipped).1.map(\.step) == [.rejected(.invalidUTF8)])
+    }
+
+    @Test func loneSurrogateInDeviceIsInvalidUTF8() {
+        #expect(one(#"{"t":1,"device":"a\ud800b","lat":1,"lon":2}"#).step == .rejected(.invalidUTF8))
+        #expect(one(#"{"t":1,"device":"a\udc00","lat":1,"lon":2}"#).step == .rejected(.invalidUTF8))
+    }
+
+    @Test func everyReasonHasAKeyAndMessage() {
+        #expect(Set(RejectReason.allCases.map(\.rawValue)).count == RejectReason.allCases.count)
+        for r in RejectReason.allCases { #expect(!r.message.isEmpty) }
+    }
+}
+
+@Suite struct NDJSONFramingTests {
+    let fix = #"{"t":1,"device":"d","lat":1,"lon":2}"#
+
+    @Test func crlfBlankLinesAndMissingTrailingNewline() {
+        let text = "\r\n" + fix + "\r\n   \n\t\r\n\n" + fix + "\n" + fix
+        let (d, seen) = decodeNDJSON(text)
+        #expect(seen.map(\.step) == [.reading, .reading, .reading])
+        #expect(seen.map(\.line) == [2, 6, 7])
+        #expect(seen.allSatisfy { $0.text == fix })
+        #expect(d.blankLines == 4)
+        #expect(d.bytesRead == text.utf8.count)
+        #expect(d.ioError == nil)
+    }
+
+    @Test func byteOrderMarkIsIgnored() {
+        let (_, seen) = decodeNDJSON([0xEF, 0xBB, 0xBF] + Array((fix + "\n").utf8))
+        #expect(seen.map(\.step) == [.reading])
+    }
+
+    @Test func emptyInput() {
+        let (d, seen) = decodeNDJSON("")
+        #expect(seen.isEmpty && d.blankLines == 0)
+    }
+
+    @Test func hugeLineIsRejectedAndDecodingContinues() {
+        // 5 MiB line (longer than the 1 MiB limit and the 1 MiB buffer), then good lines.
+        var bytes = Array(#"{"t":1,"device":"d","pad":""#.utf8)
+        bytes += [UInt8](repeating: UInt8(ascii: "x"), count: 5 << 20)
+        bytes += Array(#"","lat":1,"lon":2}"#.utf8) + [0x0A]
+        bytes += Array((fix + "\n" + fix + "\n").utf8)
+        let (_, seen) = decodeNDJSON(bytes)
+        #expect(seen.map(\.step) == [.rejected(.lineTooLong), .reading, .reading])
+        #expect(seen.map(\.line) == [1, 2, 3])
+        #expect(seen[0].text.hasPrefix(#"{"t":1,"device":"d","pad":"xxx"#))
+        #expect(seen[0].text.utf8.count == LineReader.tooLongPrefixLength)
+    }
+
+    @Test func hugeLastLineWithoutNewline() {
+        let bytes = Array((fix + "\n").utf8) + [UInt8](repeating: UInt8(ascii: "y"), count: 3 << 20)
+        let (_, seen) = decodeNDJSON(bytes)
+        #expect(seen.map(\.step) == [.reading, .rejected(.lineTooLong)])
+    }
+
+    @Test(arguments: [35, 36, 37, 38, 64, 100])
+    func lineLengthLimitWithSmallBuffers(_ maxLine: Int) {
+        // `fix` is 36 bytes, `long` 37 (plus a CR that does not count): lines up to the limit pass.
+        let long = #"{"t":1,"device":"dd","lat":1,"lon":2}"#
+        #expect(fix.utf8.count == 36 && long.utf8.count == 37)
+        let text = String(repeating: fix + "\n" + long + "\r\n", count: 50)
+        let (_, seen) = decodeNDJSON(text, bufferSize: 16, maxLineLength: maxLine)
+        #expect(seen.count == 100)
+        for (i, s) in seen.enumerated() {
+            let length = i % 2 == 0 ? 36 : 37
+            #expect(s.step == (length <= maxLine ? .reading : .rejected(.lineTooLong)), "line \(i + 1)")
+            #expect(s.line == i + 1)
+        }
+    }
+
+    @Test func pipeInputInSmallChunks() {
+        var text = ""
+        for i in 0..<20_000 {
+            text += #"{"t":\#(i),"device":"dev\#(i % 7)","lat":\#(Double(i % 180) - 89.5),"lon":\#(i % 360 - 180)}"# + "\n"
+        }
+        let fd = pipeFeeding(Array(text.utf8), chunk: 4093)
+        let d = NDJSONDecoder(fd: fd, ownsDescriptor: true, sourceName: "-", bufferSize: 1 << 16, maxLineLength: 1 << 12)
+        let seen = drain(d)
+        #expect(seen.count == 20_000)
+        #expect(seen.allSatisfy { $0.step == .reading })
+        #expect(seen.last?.t == 19_999 && seen.last?.device == "dev\(19_999 % 7)")
+        #expect(d.sourceName == "-")
+    }
+
+    @Test func defaultDeviceFillsMissingDevice() {
+        let file = TempFile(#"{"t":1,"lat":1,"lon":2}"# + "\n" + #"{"t":2,"device":"own","lat":1,"lon":2}"#)
+        let d = NDJSONDecoder(fd: file.openFD(), ownsDescriptor: true, sourceName: file.path, defaultDevice: "fallback")
+        #expect(drain(d).map(\.device) == ["fallback", "own"])
+    }
+
+    @Test func fieldsOfAnEarlierRecordDoNotLeakIntoTheNext() {
+        let (_, seen) = decodeNDJSON(#"{"t":1,"device":"d","uuid":"\#(uuidText)","major":1,"rssi":-60,"tx":-59}"# + "\n"
+            + #"{"t":2,"device":"d","lat":1,"lon":2}"# + "\n" + #"{"t":3,"device":"d","op":"removeAllPending"}"#)
+        #expect(seen.map(\.kind) == [.sighting, .fix, .control])
+        #expect(seen[1].beacon == BeaconID() && seen[1].rssi.isNaN && seen[1].tx.isNaN)
+        #expect(seen[2].latitude.isNaN && seen[2].beacon == BeaconID())
+    }
+
+    @Test func readingsStayValidUntilNext() {
+        // Device views point into the line buffer or the scratch buffer; both must survive `current`.
+        let (_, seen) = decodeNDJSON(#"{"t":1,"device":"a\u0062c","lat":1,"lon":2}"# + "\n" + #"{"t":2,"device":"xyz","lat":1,"lon":2}"#)
+        #expect(seen.map(\.device) == ["abc", "xyz"])
+    }
+}

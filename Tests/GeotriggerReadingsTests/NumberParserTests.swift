@@ -1,0 +1,60 @@
+import Testing
+@testable import GeotriggerReadings
+
+@Suite struct NumberParserTests {
+    func parse(_ s: String) -> (Double, Int)? {
+        let bytes = Array(s.utf8)
+        return bytes.withUnsafeBufferPointer { b in
+            var v = 0.0
+            let end = NumberParser.parse(b.baseAddress!, 0, b.count, &v)
+            return end == 0 ? nil : (v, end)
+        }
+    }
+
+    @Test(arguments: [
+        "0", "-0", "1", "-1", "48.2", "16.37", "-71", "1635501603", "1635501603.25", "0.1", "0.3",
+        "1e3", "1E3", "1e+3", "1.5e-3", "-2.5E+10", "123456789012345678", "9007199254740993",
+        "12345678901234567890123", "1.7976931348623157e308", "5e-324", "2.2250738585072014e-308",
+        "0.000001234", "1e22", "1e23", "4.35e-5", "3.141592653589793238462643383279",
+        "179.99999999999997", "-89.123456789012", "1e-400", "0e999",
+    ])
+    func matchesStrtod(_ s: String) {
+        let got = parse(s)
+        #expect(got != nil)
+        let expected = Double(s)!  // Swift's own correctly rounded parser
+        #expect(got!.0.bitPattern == expected.bitPattern, "\(s): \(got!.0) vs \(expected)")
+        #expect(got!.1 == s.utf8.count)
+    }
+
+    @Test func negativeZeroKeepsItsSign() {
+        #expect(parse("-0")!.0.sign == .minus)
+        #expect(parse("-0.0e5")!.0.sign == .minus)
+    }
+
+    @Test func overflowIsInfinite() {
+        #expect(parse("1e999")!.0 == .infinity)
+        #expect(parse("-1e999")!.0 == -.infinity)
+    }
+
+    @Test(arguments: ["", "-", "+1", ".5", "01x", "1.", "1e", "1e+", "abc", "--1"])
+    func strictGrammar(_ s: String) {
+        if let (_, end) = parse(s) {
+            // "01x" parses "0" only; everything else must not parse at all.
+            #expect(s == "01x" && end == 1)
+        }
+    }
+
+    @Test func stopsAtTheFirstByteThatCannotContinue() {
+        #expect(parse("12.5,")!.1 == 4)
+        #expect(parse("7}")!.1 == 1)
+    }
+
+    @Test func randomDecimalsRoundTrip() {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let v = Double.random(in: -1e6...1e6, using: &rng)
+            let s = "\(v)"
+            #expect(parse(s)?.0 == v, "\(s)")
+        }
+    }
+}
