@@ -44,18 +44,18 @@ struct ReplayCommandTests {
         let dir = try CLI.temporaryDirectory()
         let regions = try write(Self.regions, "regions.geojson", in: dir)
         let input = try write("""
-            {"t":0,"device":"d1","lat":48.2,"lon":16.37}
-            {"t":1,"device":"d1","lat":91,"lon":16.37}
+            {"t":10,"device":"d1","lat":48.2,"lon":16.37}
+            {"t":11,"device":"d1","lat":91,"lon":16.37}
             not json
-            {"t":0.5,"device":"d1","lat":48.2,"lon":16.37}
-            {"t":2,"lat":48.2,"lon":16.37}
-            {"t":3,"device":"d1","lat":48.3,"lon":16.37}
+            {"t":9.5,"device":"d1","lat":48.2,"lon":16.37}
+            {"t":12,"lat":48.2,"lon":16.37}
+            {"t":13,"device":"d1","lat":48.3,"lon":16.37}
 
             """, "fixes.ndjson", in: dir)
         let rejectsPath = dir.appendingPathComponent("rejects.tsv").path
         let r = try CLI.run(["replay", "--regions", regions, "--rejects", rejectsPath, input])
         #expect(r.status == 0)
-        #expect(r.lines.count == 2)  // enter at t 0, exit at t 3
+        #expect(r.lines.count == 2)  // enter at t 10, exit at t 13
         #expect(r.stderr.contains("fixes.ndjson:2: latitude outside [-90, 90]"))
         #expect(r.stderr.contains("fixes.ndjson:3: "))
         #expect(r.stderr.contains("fixes.ndjson:4: older than the device's previous reading"))
@@ -63,7 +63,7 @@ struct ReplayCommandTests {
         #expect(r.stderr.contains("4 rejected"))
         let rejects = try String(contentsOfFile: rejectsPath, encoding: .utf8).split(separator: "\n")
         #expect(rejects.count == 4)
-        #expect(rejects[0].hasSuffix("fixes.ndjson:2\tlatitude-out-of-range\t{\"t\":1,\"device\":\"d1\",\"lat\":91,\"lon\":16.37}"))
+        #expect(rejects[0].hasSuffix("fixes.ndjson:2\tlatitude-out-of-range\t{\"t\":11,\"device\":\"d1\",\"lat\":91,\"lon\":16.37}"))
         #expect(rejects[1].hasSuffix("\tnot json"))
         #expect(rejects[2].contains("\tolder-than-previous\t"))
     }
