@@ -127,7 +127,8 @@ public final class Replay {
             throw ReplayError.io(error.description)
         }
 
-        let monitor = Monitor(index: index, options: config.monitor)
+        let engine = Engine(index: index, options: config.monitor)
+        let monitor = engine.monitor
         let writer = EventWriter(output: output, devices: monitor.devices, regions: index.regions,
                                  echoProperties: config.echoProperties)
         monitor.sink = writer
@@ -149,9 +150,8 @@ public final class Replay {
                 switch r.kind {
                 case .fix:
                     statistics.fixes += 1
-                    monitor.fireTimers(before: r.t)
-                    switch monitor.fix(device: d, t: r.t, at: Coordinate(latitude: r.latitude, longitude: r.longitude),
-                                       accuracy: r.accuracy) {
+                    switch engine.fix(device: d, t: r.t, at: Coordinate(latitude: r.latitude, longitude: r.longitude),
+                                      accuracy: r.accuracy) {
                     case .applied: break
                     case .ignoredForAccuracy: statistics.ignoredForAccuracy += 1
                     case .rejected(let reason):
@@ -169,7 +169,6 @@ public final class Replay {
                         statistics.controlsWithoutScheduler += 1
                     }
                 }
-                monitor.advance(to: monitor.clock)
                 if let failure = writer.failure { throw ReplayError.io(failure.description) }
             }
             sinceProgress += 1
@@ -180,8 +179,9 @@ public final class Replay {
         }
         if let error = merged.ioErrors.first { throw ReplayError.io("\(error.source): \(error.message)") }
         progress?.finish()
+        statistics.gpxPointsWithoutTime = decoders.reduce(0) { $0 + (($1 as? GPXDecoder)?.untimedPoints ?? 0) }
 
-        if let until = config.until { monitor.advance(to: until) }
+        if let until = config.until { engine.advance(to: until) }
         if let failure = writer.failure { throw ReplayError.io(failure.description) }
         do {
             try output.flush()

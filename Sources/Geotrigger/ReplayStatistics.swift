@@ -9,6 +9,8 @@ public struct ReplayStatistics: Sendable {
     /// Rejected records by reason (indexed like `RejectReason.allCases`).
     public var rejected = [Int](repeating: 0, count: RejectReason.allCases.count)
     public var ignoredForAccuracy = 0
+    /// GPX track points without a `<time>`: not readings, but reported so nothing vanishes unseen.
+    public var gpxPointsWithoutTime = 0
     /// Sightings read but not evaluated because no beacon region was loaded.
     public var sightingsWithoutBeaconRegions = 0
     /// Control records read while no scheduling core was attached.
@@ -49,6 +51,9 @@ public struct ReplayStatistics: Sendable {
         }
         if ignoredForAccuracy > 0 {
             lines.append("  ignored: \(grouped(ignoredForAccuracy)) fixes less accurate than --max-accuracy")
+        }
+        if gpxPointsWithoutTime > 0 {
+            lines.append("  skipped: \(grouped(gpxPointsWithoutTime)) GPX track points without <time>")
         }
         if sightingsWithoutBeaconRegions > 0 {
             lines.append("  not evaluated: \(grouped(sightingsWithoutBeaconRegions)) beacon sightings (no beacon regions loaded)")

@@ -14,21 +14,27 @@ struct ReplayCommand: ParsableCommand {
         commandName: "replay",
         abstract: "Replay GPS fixes (and beacon sightings) against regions and print enter/exit/dwell events.",
         discussion: """
-            Readings come from the files given (merged by time; each file must be in time order) or \
-            from standard input. Formats: NDJSON (.ndjson/.jsonl), CSV with a header (.csv), GPX (.gpx).
+            Readings come from the files given, merged by time (each file in time order), \
+            or from standard input. Formats: NDJSON (.ndjson, .jsonl), CSV with a header \
+            (.csv), GPX (.gpx).
 
-            Events go to standard output as NDJSON, for example:
-              {"t":"2021-10-29T10:00:03.000Z","event":"enter","device":"d1","region":"home","distance":148.20}
-            A summary goes to standard error. Bad records are reported as FILE:LINE: reason, counted, \
-            and skipped (or stop the run with --strict).
+            Events go to standard output, one JSON object per line:
+              {"t":"…","event":"enter","device":"d1","region":"home","distance":48.20}
+              {"t":"…","event":"exit","device":"d1","region":"home","enteredAt":"…"}
+            A summary goes to standard error. Bad records are reported as \
+            FILE:LINE: reason, counted and skipped (or stop the run with --strict).
 
             Examples:
-              geotrigger replay --regions datasets/regions/slovenia-croatia.geojson datasets/gpxpy_tracks/*.gpx
-              cat fixes.ndjson | geotrigger replay --regions zones.geojson --dwell 300 > events.ndjson
-              geotrigger replay --regions zones.csv --hysteresis 0 --max-accuracy 0 track.gpx   # exact mode
+              # demo: real GPX tracks against places in Slovenia and Croatia
+              geotrigger replay --regions datasets/regions/slovenia-croatia.geojson \\
+                datasets/gpxpy_tracks/*.gpx
+              # from a pipe, with dwell events after 5 minutes inside
+              cat fixes.ndjson | geotrigger replay --regions zones.geojson --dwell 300
+              # exact mode: events are exactly the geodesic boundary crossings
+              geotrigger replay --regions zones.csv --hysteresis 0 --max-accuracy 0 a.gpx
 
-            Exit status: 0 success, 64 usage error, 65 bad regions file (or bad reading under --strict), \
-            66 input file missing, 74 I/O error.
+            Exit status: 0 success, 64 usage error, 65 bad regions file (or a bad \
+            reading under --strict), 66 input file missing, 74 I/O error.
             """
     )
 

@@ -1,0 +1,41 @@
+import Foundation
+import Geotrigger
+import Testing
+
+/// The README's library example, kept true: it must give the oracle's events.
+@Suite("Library API (README example)")
+struct LibraryExampleTests {
+    @Test("Engine fed from a GPX decoder gives the independent oracle's exact-mode events")
+    func readmeExample() throws {
+        let here = FileManager.default.currentDirectoryPath
+        FileManager.default.changeCurrentDirectoryPath(CLI.root.path)
+        defer { FileManager.default.changeCurrentDirectoryPath(here) }
+
+        // --- README example begins ---
+        let regions = try RegionFile.load(path: "datasets/regions/slovenia-croatia.geojson")
+        // Exact mode: no hysteresis, no accuracy gate.
+        let engine = try Engine(regions: regions, hysteresis: .metres(0), options: MonitorOptions(maxAccuracy: 0))
+        var log: [String] = []
+        engine.onEvent = { [unowned engine] e in
+            log.append("\(RFC3339.format(e.t)) \(e.kind.name) \(engine.deviceName(e.device)) \(engine.regionID(e.region))")
+        }
+        let track = try ReadingInput.open(path: "datasets/gpxpy_tracks/cerknicko-jezero.gpx")
+        reading: while true {
+            switch track.next() {
+            case .reading:
+                let r = track.current
+                engine.fix(device: r.deviceString, t: r.t, latitude: r.latitude, longitude: r.longitude)
+            case .rejected(let why):
+                print("\(track.sourceName):\(track.lineNumber): \(why.message)")
+            case .end:
+                break reading
+            }
+        }
+        // --- README example ends ---
+
+        let expected = try String(contentsOf: CLI.fixtures.appendingPathComponent("gpx-cerknicko-jezero.expected.ndjson"), encoding: .utf8)
+            .split(separator: "\n").compactMap { EventKey(line: String($0))?.description }
+        #expect(expected.count > 10)
+        #expect(log == expected)
+    }
+}
