@@ -33,10 +33,19 @@ let package = Package(
                 .product(name: "HeapModule", package: "swift-collections"),
             ]
         ),
+        // Notification requests, triggers, per-device centers and their clock. Knows nothing of geometry:
+        // regions are opaque keys handed in by the caller.
+        .target(
+            name: "GeotriggerScheduling",
+            dependencies: ["GeotriggerCore", .product(name: "HeapModule", package: "swift-collections")]
+        ),
         // The library users import: the engine plus the replay driver and its output.
         .target(
             name: "Geotrigger",
-            dependencies: ["GeotriggerCore", "GeotriggerReadings", "GeotriggerGeometry", "GeotriggerMonitoring"]
+            dependencies: [
+                "GeotriggerCore", "GeotriggerReadings", "GeotriggerGeometry", "GeotriggerMonitoring",
+                "GeotriggerScheduling",
+            ]
         ),
         .executableTarget(
             name: "GeotriggerCLI",
@@ -46,6 +55,7 @@ let package = Package(
         .testTarget(name: "GeotriggerReadingsTests", dependencies: ["GeotriggerReadings"]),
         .testTarget(name: "GeotriggerGeometryTests", dependencies: ["GeotriggerGeometry"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GeotriggerMonitoringTests", dependencies: ["GeotriggerMonitoring"]),
+        .testTarget(name: "GeotriggerSchedulingTests", dependencies: ["GeotriggerScheduling"]),
         .testTarget(name: "GeotriggerCLITests", dependencies: ["Geotrigger"], resources: [.copy("Fixtures")]),
     ]
 )
