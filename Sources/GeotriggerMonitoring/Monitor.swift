@@ -80,11 +80,18 @@ public final class Monitor {
     private var visitSerial: UInt32 = 0
     /// Reused between fixes so building a device's new visit list does not allocate.
     private var scratch: [Visit] = []
+    /// Per region, a bit per event kind its `notifyOnEntry` / `notifyOnExit` turn off. As with
+    /// Core Location's flags, the state is still tracked; only the event is not reported.
+    private let silenced: [UInt8]
 
     public init(index: RegionIndex, options: MonitorOptions = MonitorOptions(), devices: DeviceTable = DeviceTable()) {
         self.index = index
         self.options = options
         self.devices = devices
+        silenced = index.regions.map { region in
+            (region.notifyOnEntry ? 0 : 1 << RegionEvent.Kind.enter.rawValue) |
+                (region.notifyOnExit ? 0 : 1 << RegionEvent.Kind.exit.rawValue)
+        }
     }
 
     /// The device's state slot, adding one for a new device.
@@ -187,7 +194,10 @@ public final class Monitor {
     }
 
     @inline(__always)
-    private func emit(_ e: RegionEvent) { sink?.handle(e) }
+    private func emit(_ e: RegionEvent) {
+        if silenced[Int(e.region)] & (1 << e.kind.rawValue) != 0 { return }
+        sink?.handle(e)
+    }
 
     // MARK: Inspection
 

@@ -175,6 +175,21 @@ struct MonitorTests {
                         "exit:r0", "exit:r1", "exit:r2", "exit:r3", "exit:r4", "exit:r5"])
     }
 
+    @Test("a region's notifyOnEntry / notifyOnExit false silences those events but keeps the state")
+    func regionNotifyFlags() throws {
+        var noExit = circle100
+        noExit.notifyOnExit = false
+        let quietExit = try Harness(regions: [noExit], hysteresis: .metres(0), options: MonitorOptions())
+        quietExit.walk([50, 300, 50])
+        #expect(quietExit.recorder.timed == "enter@0,enter@20")
+        var noEntry = circle100
+        noEntry.notifyOnEntry = false
+        let quietEntry = try Harness(regions: [noEntry], hysteresis: .metres(0), options: MonitorOptions(dwell: 5))
+        quietEntry.walk([50, 60, 300])
+        #expect(quietEntry.recorder.timed == "dwell@5,exit@20")
+        #expect(quietEntry.recorder.events.last?.enteredAt == 0)
+    }
+
     @Test("devices are independent")
     func devicesIndependent() throws {
         let h = try Harness(regions: [circle100], hysteresis: .metres(0), options: MonitorOptions())
