@@ -6,7 +6,8 @@
 #
 # Writes datasets/regions/slovenia-croatia.{geojson,csv} (make_regions.py), the derived traces and
 # their regions in Tests/GeotriggerCLITests/Fixtures/ (derive_traces.py), and every
-# Tests/GeotriggerCLITests/Fixtures/*.expected.ndjson (exact_events.py). A developer tool: CI does
+# Tests/GeotriggerCLITests/Fixtures/*.expected.ndjson (exact_events.py; the bus fleet's regions and
+# events via bus_fleet.py, only if ../shared/datasets/liverpool_bus_route14 exists). A developer tool: CI does
 # not run it (CI compares the Swift CLI's output with the committed files). It is deterministic:
 # running it again on an unchanged tree must leave `git status` clean.
 # Fails (non-zero) if any fix lies within 1 cm of a circle boundary.
@@ -44,5 +45,15 @@ cmp "$F/cerknicko-jezero.expected.ndjson" "$F/gpx-cerknicko-jezero.expected.ndjs
 for s in antimeridian polar-north polar-south; do
   oracle "$s.expected.ndjson" "$F/$s.regions.geojson" "$F/$s.ndjson"
 done
+
+# (iv) the Liverpool bus fleet (OGL v3): not in the repository, read from ../shared beside it; only
+# its regions and expected events are committed. Skipped when ../shared is absent.
+BUS=../shared/datasets/liverpool_bus_route14/route14_outbound.csv
+if [ -f "$BUS" ]; then
+  echo "== bus-fleet.regions.geojson, bus-fleet.expected.ndjson" >&2
+  $PY $O/bus_fleet.py --csv "$BUS"
+else
+  echo "== bus fleet skipped: $BUS absent (committed bus-fleet.* fixtures left as they are)" >&2
+fi
 
 wc -l "$F"/*.expected.ndjson >&2
