@@ -278,8 +278,9 @@ enum BusFleet {
     /// Walks the events in output order. Per (device, region): enter, then exit, alternating,
     /// starting with enter; an exit's (and a dwell's) `enteredAt` is its enter's `t`. With `dwell`
     /// (ms): each dwell lies inside an open visit, at enter + dwell, at most one per visit, not after
-    /// the exit; a visit that lasted longer than `dwell` has exactly one, a shorter one none (one that
-    /// lasted exactly `dwell` may have either), and a visit still open at the end has one if and only
+    /// the exit; a visit that lasted longer than `dwell` has exactly one, a shorter one none, and so has
+    /// one that lasted exactly `dwell` (README: a reading at a dwell's due time is applied before the
+    /// timer fires, so leaving then ends the visit first), and a visit still open at the end has one if and only
     /// if enter + dwell ≤ `endMs` (the clock at the end of input).
     static func checkVisits(_ events: [Event], dwell: Int64?, endMs: Int64) -> VisitCheck {
         struct Open { var enter: Event; var dwells: [Event] = [] }
@@ -290,7 +291,7 @@ enum BusFleet {
             guard let s = dwell else { return }
             let lasted = end - v.enter.ms
             let want: ClosedRange<Int> = exit == nil ? (lasted >= s ? 1...1 : 0...0)
-                : lasted > s ? 1...1 : lasted < s ? 0...0 : 0...1
+                : lasted > s ? 1...1 : 0...0
             if exit != nil && lasted < s { check.shortVisits += 1 }
             if !want.contains(v.dwells.count) {
                 check.problems.append("\(v.dwells.count) dwell(s) for the visit from \(v.enter.line) lasting \(lasted) ms"
