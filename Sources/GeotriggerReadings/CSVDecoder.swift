@@ -14,81 +14,39 @@ import GeotriggerCore
 /// rejected as `badCSVRow`. Quoted fields cannot span lines. Validation is the NDJSON one.
 public final class CSVDecoder: ReadingDecoder {
     public let sourceName: String
-    private let reader: LineReader
-    private var reading = Reading()
-    private var line = UnsafeRawBufferPointer(start: nil, count: 0)
-    private var scratch: UnsafeMutablePointer<UInt8>
-    private var scratchCapacity: Int
-    private let defaultDevice: UnsafeMutableRawBufferPointer?
+    private let framing: LineFraming
     /// The field of each header column; nil until the header has been read.
     private var columns: [FieldName]? = nil
-    private var validationReason: RejectReason = .malformed
 
-    public private(set) var lineNumber = 0
-    /// Lines that were empty or held only whitespace (skipped, not rejected).
-    public private(set) var blankLines = 0
     /// The header's column names, once read.
     public private(set) var header: [String] = []
+    public var lineNumber: Int { framing.lineNumber }
+    /// Lines that were empty or held only spaces and tabs (skipped, not rejected).
+    public var blankLines: Int { framing.blankLines }
+    public var current: Reading { framing.reading }
+    public var rejectedLine: UnsafeRawBufferPointer { framing.line }
+    public var bytesRead: Int { framing.bytesRead }
+    public var ioError: String? { framing.ioError }
 
     public init(
         fd: Int32, ownsDescriptor: Bool = false, sourceName: String, defaultDevice: String? = nil,
         bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20
     ) {
         self.sourceName = sourceName
-        self.reader = LineReader(fd: fd, ownsDescriptor: ownsDescriptor, bufferSize: bufferSize, maxLineLength: maxLineLength)
-        self.scratchCapacity = 4096
-        self.scratch = .allocate(capacity: scratchCapacity)
-        self.defaultDevice = copyBytes(defaultDevice)
+        self.framing = LineFraming(
+            fd: fd, ownsDescriptor: ownsDescriptor, defaultDevice: defaultDevice,
+            bufferSize: bufferSize, maxLineLength: maxLineLength)
     }
-
-    deinit {
-        scratch.deallocate()
-        defaultDevice?.deallocate()
-    }
-
-    public var current: Reading { reading }
-    public var rejectedLine: UnsafeRawBufferPointer { line }
-    public var bytesRead: Int { reader.bytesRead }
-    public var ioError: String? { reader.ioError }
 
     public func next() -> DecodeStep {
-        while true {
-            switch reader.next() {
-            case .end:
-                line = UnsafeRawBufferPointer(start: nil, count: 0)
-                return .end
-            case .tooLong(let prefix):
-                lineNumber = reader.lineNumber
-                line = prefix
-                return .rejected(.lineTooLong)
-            case .line(let l):
-                lineNumber = reader.lineNumber
-                line = l
-                let n = l.count
-                guard n > 0, let base = l.baseAddress else {
-                    blankLines += 1
-                    continue
-                }
-                let p = base.assumingMemoryBound(to: UInt8.self)
-                if isBlank(p, n) {
-                    blankLines += 1
-                    continue
-                }
-                if n > scratchCapacity {
-                    scratch.deallocate()
-                    scratchCapacity = n
-                    scratch = .allocate(capacity: n)
-                }
-                guard let columns else {
-                    readHeader(p, n)
-                    continue
-                }
-                if parseRow(p, n, columns) {
-                    reading.line = l
-                    return .reading
-                }
-                return .rejected(validationReason)
+        framing.next { p, n in
+            if isBlank(p, n) { return .blank }
+            guard let columns else {
+                readHeader(p, n)
+                return .consumed
             }
+            if let reason = parseRow(p, n, columns) { return .rejected(reason) }
+            return .reading
         }
     }
 
@@ -129,7 +87,7 @@ public final class CSVDecoder: ReadingDecoder {
                 if close < 0 { return -1 }
                 var bytes = UnsafeRawBufferPointer(start: p + k + 1, count: close - k - 1)
                 if doubled {
-                    let dst = scratch + scratchUsed
+                    let dst = framing.scratch + scratchUsed
                     var o = 0
                     var s = k + 1
                     while s < close {
@@ -171,8 +129,8 @@ public final class CSVDecoder: ReadingDecoder {
         columns = fields
     }
 
-    /// Parses one data row into `reading`; on failure sets `validationReason` and returns false.
-    private func parseRow(_ p: UnsafePointer<UInt8>, _ n: Int, _ columns: [FieldName]) -> Bool {
+    /// Parses one data row into the framing's reading; returns why it is rejected, if it is.
+    private func parseRow(_ p: UnsafePointer<UInt8>, _ n: Int, _ columns: [FieldName]) -> RejectReason? {
         var f = RecordFields()
         var badUTF8 = false
         let count = split(p, n) { index, bytes, _ in
@@ -207,19 +165,8 @@ public final class CSVDecoder: ReadingDecoder {
             case .content, .unknown: break
             }
         }
-        if count != columns.count {
-            validationReason = .badCSVRow
-            return false
-        }
-        if badUTF8 {
-            validationReason = .invalidUTF8
-            return false
-        }
-        let dflt = defaultDevice.map { UnsafeRawBufferPointer($0) }
-        if let reason = f.validate(into: &reading, defaultDevice: dflt) {
-            validationReason = reason
-            return false
-        }
-        return true
+        if count != columns.count { return .badCSVRow }
+        if badUTF8 { return .invalidUTF8 }
+        return framing.accept(f)
     }
 }

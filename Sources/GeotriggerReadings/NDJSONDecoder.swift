@@ -13,17 +13,15 @@ import GeotriggerCore
 /// for every line. Blank lines are skipped and counted in `blankLines`.
 public final class NDJSONDecoder: ReadingDecoder {
     public let sourceName: String
-    private let reader: LineReader
-    private var reading = Reading()
-    private var line = UnsafeRawBufferPointer(start: nil, count: 0)
-    /// Unescaped strings of the current line; their total never exceeds the line's length.
-    private var scratch: UnsafeMutablePointer<UInt8>
-    private var scratchCapacity: Int
-    private let defaultDevice: UnsafeMutableRawBufferPointer?
+    private let framing: LineFraming
 
-    public private(set) var lineNumber = 0
-    /// Lines that were empty or held only whitespace (skipped, not rejected).
-    public private(set) var blankLines = 0
+    /// Lines that were empty or held only JSON whitespace (skipped, not rejected).
+    public var blankLines: Int { framing.blankLines }
+    public var lineNumber: Int { framing.lineNumber }
+    public var current: Reading { framing.reading }
+    public var rejectedLine: UnsafeRawBufferPointer { framing.line }
+    public var bytesRead: Int { framing.bytesRead }
+    public var ioError: String? { framing.ioError }
 
     /// - Parameters:
     ///   - fd: the descriptor to read (a file or a pipe).
@@ -36,61 +34,19 @@ public final class NDJSONDecoder: ReadingDecoder {
         bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20
     ) {
         self.sourceName = sourceName
-        self.reader = LineReader(fd: fd, ownsDescriptor: ownsDescriptor, bufferSize: bufferSize, maxLineLength: maxLineLength)
-        self.scratchCapacity = 4096
-        self.scratch = .allocate(capacity: scratchCapacity)
-        self.defaultDevice = copyBytes(defaultDevice)
+        self.framing = LineFraming(
+            fd: fd, ownsDescriptor: ownsDescriptor, defaultDevice: defaultDevice,
+            bufferSize: bufferSize, maxLineLength: maxLineLength)
     }
-
-    deinit {
-        scratch.deallocate()
-        defaultDevice?.deallocate()
-    }
-
-    public var current: Reading { reading }
-    public var rejectedLine: UnsafeRawBufferPointer { line }
-    public var bytesRead: Int { reader.bytesRead }
-    public var ioError: String? { reader.ioError }
 
     public func next() -> DecodeStep {
-        while true {
-            switch reader.next() {
-            case .end:
-                line = UnsafeRawBufferPointer(start: nil, count: 0)
-                return .end
-            case .tooLong(let prefix):
-                lineNumber = reader.lineNumber
-                line = prefix
-                return .rejected(.lineTooLong)
-            case .line(let l):
-                lineNumber = reader.lineNumber
-                line = l
-                let n = l.count
-                guard n > 0 else {
-                    blankLines += 1
-                    continue
-                }
-                if n > scratchCapacity { growScratch(n) }
-                let p = l.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                let r = parse(p, n)
-                if r == 1 {
-                    blankLines += 1
-                    continue
-                }
-                if r == 0 {
-                    reading.line = l
-                    return .reading
-                }
-                return .rejected(rejectReason(r))
+        framing.next { p, n in
+            switch parse(p, n) {
+            case 0: .reading
+            case 1: .blank
+            case let code: .rejected(rejectReason(code))
             }
         }
-    }
-
-    @inline(never)
-    private func growScratch(_ n: Int) {
-        scratch.deallocate()
-        scratchCapacity = n
-        scratch = .allocate(capacity: n)
     }
 
     /// The reason of the last `parse` that returned 2.
@@ -117,7 +73,7 @@ public final class NDJSONDecoder: ReadingDecoder {
         if !esc {
             out = UnsafeRawBufferPointer(start: p + i + 1, count: e - i - 1)
         } else {
-            let dst = scratch + scratchUsed
+            let dst = framing.scratch + scratchUsed
             let written = JSONScan.unescape(p, i + 1, e, dst)
             if written < 0 { return written }
             scratchUsed += written
@@ -126,7 +82,7 @@ public final class NDJSONDecoder: ReadingDecoder {
         return e + 1
     }
 
-    /// Parses one line. Returns 0 for a reading (in `reading`), 1 for a blank line, 2 for a
+    /// Parses one line. Returns 0 for a reading (in the framing's `reading`), 1 for a blank line, 2 for a
     /// record rejected by validation (`validationReason`), or a negative `JSONScan` error code.
     private func parse(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
         var i = JSONScan.skipWhitespace(p, 0, n)
@@ -243,20 +199,10 @@ public final class NDJSONDecoder: ReadingDecoder {
         }
         if JSONScan.skipWhitespace(p, i, n) != n { return JSONScan.malformed }
         if f.device != nil, !f.deviceWrongType, f.device!.count == 0 { f.device = nil }
-        let dflt = defaultDevice.map { UnsafeRawBufferPointer($0) }
-        if let reason = f.validate(into: &reading, defaultDevice: dflt) {
+        if let reason = framing.accept(f) {
             validationReason = reason
             return 2
         }
         return 0
     }
-}
-
-/// A heap copy of a string's UTF-8 bytes (nil for nil), owned by the caller.
-func copyBytes(_ s: String?) -> UnsafeMutableRawBufferPointer? {
-    guard let s else { return nil }
-    let bytes = Array(s.utf8)
-    let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
-    bytes.withUnsafeBytes { buf.copyMemory(from: $0) }
-    return UnsafeMutableRawBufferPointer(rebasing: buf[0..<bytes.count])
 }

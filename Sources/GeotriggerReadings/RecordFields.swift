@@ -15,39 +15,14 @@ enum FieldName: UInt8 {
         }
         switch n {
         case 1: return p[0] == UInt8(ascii: "t") ? .t : .unknown
-        case 2:
-            if eq("tx") { return .tx }
-            if eq("op") { return .op }
-            if eq("id") { return .id }
-            return .unknown
-        case 3:
-            if eq("lat") { return .lat }
-            if eq("lon") { return .lon }
-            if eq("ids") { return .ids }
-            return .unknown
-        case 4:
-            if eq("uuid") { return .uuid }
-            if eq("rssi") { return .rssi }
-            return .unknown
-        case 5:
-            if eq("speed") { return .speed }
-            if eq("major") { return .major }
-            if eq("minor") { return .minor }
-            return .unknown
-        case 6:
-            if eq("device") { return .device }
-            if eq("course") { return .course }
-            return .unknown
-        case 7:
-            if eq("request") { return .request }
-            if eq("content") { return .content }
-            return .unknown
-        case 8:
-            if eq("accuracy") { return .accuracy }
-            if eq("altitude") { return .altitude }
-            return .unknown
-        default:
-            return .unknown
+        case 2: return eq("tx") ? .tx : eq("op") ? .op : eq("id") ? .id : .unknown
+        case 3: return eq("lat") ? .lat : eq("lon") ? .lon : eq("ids") ? .ids : .unknown
+        case 4: return eq("uuid") ? .uuid : eq("rssi") ? .rssi : .unknown
+        case 5: return eq("speed") ? .speed : eq("major") ? .major : eq("minor") ? .minor : .unknown
+        case 6: return eq("device") ? .device : eq("course") ? .course : .unknown
+        case 7: return eq("request") ? .request : eq("content") ? .content : .unknown
+        case 8: return eq("accuracy") ? .accuracy : eq("altitude") ? .altitude : .unknown
+        default: return .unknown
         }
     }
 }
