@@ -2,11 +2,20 @@ import GeotriggerCore
 import GeotriggerGeometry
 import GeotriggerMonitoring
 import GeotriggerReadings
+import GeotriggerScheduling
 
-/// The geofence engine as a library: load regions, feed fixes, receive events.
+/// Receives what an engine produces, in order: region events and the deliveries they (or timers) cause.
+public protocol EngineOutput: AnyObject {
+    func regionEvent(_ event: RegionEvent)
+    func delivery(_ delivery: Delivery)
+}
+
+/// The whole engine as a library: regions and their state machines, and the scheduling core.
 ///
-/// Keeps the stream clock's order: timers due before a fix fire first, then the fix is applied,
-/// then timers due at its time. The replay command is built on the same calls.
+/// Readings flow one way: a fix goes to the monitor, which asks the index and emits region
+/// events; each event goes out, then to the scheduler, whose deliveries go out right after it with
+/// the same time. Both keep their timers on the one stream clock: timers due before a reading fire
+/// first (dwell before a delivery due at the same instant), then the reading, then timers due at it.
 ///
 /// ```swift
 /// let engine = try Engine(regions: RegionFile.load(path: "zones.geojson"))
@@ -19,23 +28,35 @@ import GeotriggerReadings
 public final class Engine {
     public let index: RegionIndex
     public let monitor: Monitor
-    /// Called for every event, in order.
-    public var onEvent: ((RegionEvent) -> Void)? {
-        didSet { relay.handler = onEvent }
-    }
+    public let scheduler: Scheduler
+    /// Called for every region event, in order (after `output`).
+    public var onEvent: ((RegionEvent) -> Void)?
+    /// Called for every delivery, in order (after `output`).
+    public var onDeliver: ((Delivery) -> Void)?
+    /// Receives events and deliveries before the closures (the replay's writer).
+    public weak var output: (any EngineOutput)?
     private let relay = Relay()
 
-    public convenience init(regions: [Region], hysteresis: Hysteresis = .automatic, options: MonitorOptions = MonitorOptions()) throws {
-        self.init(index: try RegionIndex(regions: regions, hysteresis: hysteresis), options: options)
+    public convenience init(regions: [Region], hysteresis: Hysteresis = .automatic, options: MonitorOptions = MonitorOptions(),
+                            requests: [NotificationRequest] = []) throws {
+        try self.init(index: RegionIndex(regions: regions, hysteresis: hysteresis), options: options, requests: requests)
     }
 
-    /// An engine over an index already built. Its monitor's sink is the engine's `onEvent` relay;
-    /// replacing `monitor.sink` bypasses `onEvent`.
-    public init(index: RegionIndex, options: MonitorOptions = MonitorOptions()) {
+    /// An engine over an index already built; `requests` are checked (unknown regions are refused).
+    public init(index: RegionIndex, options: MonitorOptions = MonitorOptions(), requests: [NotificationRequest] = []) throws(RequestError) {
         self.index = index
         monitor = Monitor(index: index, options: options)
+        let keys = Dictionary(index.regions.enumerated().map { ($0.element.id, Int32($0.offset)) }, uniquingKeysWith: { a, _ in a })
+        scheduler = try Scheduler(requests: requests, regionKeys: keys, devices: monitor.devices)
+        relay.engine = self
         monitor.sink = relay
+        scheduler.onDeliver = { [unowned self] d in
+            output?.delivery(d)
+            onDeliver?(d)
+        }
     }
+
+    // MARK: Readings
 
     /// Applies a fix for a device given by name.
     @discardableResult
@@ -46,21 +67,79 @@ public final class Engine {
     /// Applies a fix for an interned device (`monitor.device(_:)`); no allocation for known devices.
     @discardableResult
     public func fix(device: Int32, t: Double, at p: Coordinate, accuracy: Double = .nan) -> Monitor.Outcome {
-        monitor.fireTimers(before: t)
+        fireTimers(before: t)
+        scheduler.deviceSeen(device, at: t)
         let outcome = monitor.fix(device: device, t: t, at: p, accuracy: accuracy)
-        monitor.advance(to: monitor.clock)
+        advance(to: monitor.clock)
         return outcome
     }
 
-    /// Moves the clock to `t` (never back) and fires every timer due by then.
-    public func advance(to t: Double) { monitor.advance(to: t) }
+    /// A reading that is not a fix (a sighting, a control record): orders it on the device's and the
+    /// stream's clock. Returns `.outOfOrder` if it is older than the device's previous reading.
+    public func touch(device: Int32, t: Double) -> RejectReason? {
+        if t < monitor.lastReading(of: device) { return .outOfOrder }
+        fireTimers(before: t)
+        scheduler.deviceSeen(device, at: t)
+        _ = monitor.touch(device: device, t: t)
+        advance(to: monitor.clock)
+        return nil
+    }
+
+    // MARK: Clock
+
+    /// Fires every timer (dwell and notification) due strictly before `t`, earliest first.
+    public func fireTimers(before t: Double) {
+        while let (due, dwell) = nextTimer(), due < t { fireNext(dwell) }
+    }
+
+    /// Moves the clock to `t` (never back) and fires every timer due by then, earliest first.
+    public func advance(to t: Double) {
+        while let (due, dwell) = nextTimer(), due <= t { fireNext(dwell) }
+        monitor.advance(to: t)
+    }
 
     public var clock: Double { monitor.clock }
+
+    private func nextTimer() -> (Double, Bool)? {
+        switch (monitor.nextTimerDue, scheduler.nextTimerDue) {
+        case (nil, nil): return nil
+        case (let m?, nil): return (m, true)
+        case (nil, let s?): return (s, false)
+        case (let m?, let s?): return m <= s ? (m, true) : (s, false)
+        }
+    }
+
+    private func fireNext(_ dwell: Bool) {
+        if dwell { monitor.fireNextTimer() } else { scheduler.fireNextTimer() }
+    }
+
+    // MARK: Notification center
+
+    /// Adds a request for a device at the current clock (or at `t`).
+    public func add(_ request: NotificationRequest, device: String, at t: Double? = nil) throws(RequestError) {
+        try scheduler.add(request, device: monitor.device(device), at: t ?? clock)
+    }
+
+    public func pending(device: String) -> [NotificationRequest] { scheduler.pending(device: monitor.device(device)) }
+    public func delivered(device: String) -> [DeliveredNotification] { scheduler.delivered(device: monitor.device(device)) }
+    public func removePending(ids: [String], device: String) { scheduler.removePending(ids: ids, device: monitor.device(device)) }
+    public func removeDelivered(ids: [String], device: String) { scheduler.removeDelivered(ids: ids, device: monitor.device(device)) }
+
+    // MARK: Names
+
     public func regionID(_ region: Int32) -> String { index.regions[Int(region)].id }
     public func deviceName(_ device: Int32) -> String { monitor.devices.name(device) }
 
+    fileprivate func handle(_ e: RegionEvent) {
+        output?.regionEvent(e)
+        onEvent?(e)
+        if e.kind != .dwell {
+            scheduler.handleRegionEvent(device: e.device, region: e.region, entry: e.kind == .enter, at: e.t)
+        }
+    }
+
     private final class Relay: RegionEventSink {
-        var handler: ((RegionEvent) -> Void)?
-        func handle(_ event: RegionEvent) { handler?(event) }
+        unowned var engine: Engine!
+        func handle(_ event: RegionEvent) { engine.handle(event) }
     }
 }

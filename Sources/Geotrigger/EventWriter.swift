@@ -1,8 +1,9 @@
 import GeotriggerCore
 import GeotriggerMonitoring
+import GeotriggerScheduling
 
-/// Writes region events as NDJSON (SPEC §4 field names) and counts them by kind.
-public final class EventWriter: RegionEventSink {
+/// Writes region events and deliveries as NDJSON (SPEC §4 field names) and counts them by kind.
+public final class EventWriter: EngineOutput {
     public let output: OutputFile
     let devices: DeviceTable
     let regionIDs: [String]
@@ -11,8 +12,9 @@ public final class EventWriter: RegionEventSink {
     public private(set) var counts = [Int](repeating: 0, count: RegionEvent.Kind.allCases.count)
     /// The first write failure; the driver stops at the next reading when it is set.
     public private(set) var failure: IOFailure?
-    /// Called after each event is written (the scheduling core plugs in here).
-    public var next: ((RegionEvent) -> Void)?
+    /// Deliveries by trigger kind, in `Self.triggerKinds` order.
+    public private(set) var deliveryCounts = [Int](repeating: 0, count: EventWriter.triggerKinds.count)
+    public static let triggerKinds = ["location", "timeInterval", "calendar", "push"]
 
     public init(output: OutputFile, devices: DeviceTable, regions: [Region], echoProperties: Bool = false) {
         self.output = output
@@ -21,7 +23,7 @@ public final class EventWriter: RegionEventSink {
         self.echoedProperties = echoProperties ? regions.map { $0.properties.map { $0.serialized() } } : nil
     }
 
-    public func handle(_ e: RegionEvent) {
+    public func regionEvent(_ e: RegionEvent) {
         counts[Int(e.kind.rawValue)] += 1
         let o = output
         o.append("{\"t\":")
@@ -47,7 +49,32 @@ public final class EventWriter: RegionEventSink {
             o.append(p)
         }
         o.append("}\n")
-        do { try o.endRecord() } catch let error as IOFailure { failure = failure ?? error } catch {}
-        next?(e)
+        endRecord()
+    }
+
+    public func delivery(_ d: Delivery) {
+        deliveryCounts[Self.triggerKinds.firstIndex(of: d.trigger.kind) ?? 0] += 1
+        let o = output
+        o.append("{\"t\":")
+        o.appendTime(d.t)
+        o.append(",\"event\":\"deliver\",\"device\":")
+        devices.withName(d.device) { o.appendJSONString($0) }
+        o.append(",\"request\":")
+        o.appendJSONString(d.id)
+        o.append(",\"trigger\":\"")
+        o.append(d.trigger.kind)
+        o.append("\"")
+        if d.region >= 0 {
+            o.append(",\"region\":")
+            o.appendJSONString(regionIDs[Int(d.region)])
+        }
+        o.append(",\"content\":")
+        d.content.json.write(into: &o.buffer)
+        o.append("}\n")
+        endRecord()
+    }
+
+    private func endRecord() {
+        do { try output.endRecord() } catch let error as IOFailure { failure = failure ?? error } catch {}
     }
 }

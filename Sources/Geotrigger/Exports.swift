@@ -3,3 +3,4 @@
 @_exported import GeotriggerGeometry
 @_exported import GeotriggerMonitoring
 @_exported import GeotriggerReadings
+@_exported import GeotriggerScheduling

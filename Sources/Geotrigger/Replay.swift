@@ -2,6 +2,7 @@ import GeotriggerCore
 import GeotriggerGeometry
 import GeotriggerMonitoring
 import GeotriggerReadings
+import GeotriggerScheduling
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -11,6 +12,8 @@ import Darwin
 /// Everything `geotrigger replay` needs, as plain values (the CLI fills it from its flags).
 public struct ReplayConfiguration: Sendable {
     public var regionsPath: String
+    /// `--requests`: a JSON array of notification requests.
+    public var requestsPath: String? = nil
     /// Files to read; empty or `-` means standard input.
     public var inputs: [String] = []
     public var format: ReadingFormat? = nil
@@ -37,6 +40,8 @@ public struct ReplayConfiguration: Sendable {
 public enum ReplayError: Error, CustomStringConvertible {
     /// A bad regions file (65).
     case badRegions(RegionFileError)
+    /// A bad requests file (65).
+    case badRequests(RequestFileError)
     /// A bad reading under `--strict` (65).
     case strictRejection(String)
     /// An input file that does not exist (66).
@@ -48,7 +53,7 @@ public enum ReplayError: Error, CustomStringConvertible {
 
     public var exitStatus: Int32 {
         switch self {
-        case .badRegions, .strictRejection: return 65
+        case .badRegions, .badRequests, .strictRejection: return 65
         case .inputMissing: return 66
         case .io: return 74
         case .usage: return 64
@@ -58,6 +63,7 @@ public enum ReplayError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .badRegions(let e): return e.description
+        case .badRequests(let e): return e.description
         case .strictRejection(let s): return "\(s) (stopped by --strict)"
         case .inputMissing(let path): return "\(path): no such file"
         case .io(let s), .usage(let s): return s
@@ -95,11 +101,27 @@ public final class Replay {
         }
     }
 
+    /// Loads `--requests`; a bad file stops here, before any reading.
+    public static func loadRequests(path: String, index: RegionIndex) throws -> [NotificationRequest] {
+        let bytes: [UInt8]
+        do { bytes = try RegionFile.readFile(path: path) } catch {
+            if error.kind == .fileNotFound { throw ReplayError.inputMissing(path) }
+            throw ReplayError.io(error.description)
+        }
+        let ids = Set(index.regions.map(\.id))
+        do {
+            return try RequestsFile.parse(bytes: bytes, fileName: path, knownRegion: { ids.contains($0) })
+        } catch {
+            throw ReplayError.badRequests(error)
+        }
+    }
+
     @discardableResult
     public func run() throws -> ReplayStatistics {
         let start = monotonicSeconds()
         let config = configuration
         let index = try Self.loadIndex(path: config.regionsPath, hysteresis: config.hysteresis)
+        let requests = try config.requestsPath.map { try Self.loadRequests(path: $0, index: index) } ?? []
 
         // Open every input before reading any, so a missing file stops the run cleanly.
         let paths = config.inputs.isEmpty ? ["-"] : config.inputs
@@ -127,11 +149,12 @@ public final class Replay {
             throw ReplayError.io(error.description)
         }
 
-        let engine = Engine(index: index, options: config.monitor)
+        // Requests were checked against the regions already, so this cannot refuse them.
+        let engine = try Engine(index: index, options: config.monitor, requests: requests)
         let monitor = engine.monitor
         let writer = EventWriter(output: output, devices: monitor.devices, regions: index.regions,
                                  echoProperties: config.echoProperties)
-        monitor.sink = writer
+        engine.output = writer
         let progress = config.progress && totalBytes > 0 ? ProgressBar(totalBytes: totalBytes, write: diagnostics) : nil
 
         let merged = MergedReadings(decoders)
@@ -149,24 +172,30 @@ public final class Replay {
                 let d = monitor.device(r.device)
                 switch r.kind {
                 case .fix:
-                    statistics.fixes += 1
                     switch engine.fix(device: d, t: r.t, at: Coordinate(latitude: r.latitude, longitude: r.longitude),
                                       accuracy: r.accuracy) {
-                    case .applied: break
-                    case .ignoredForAccuracy: statistics.ignoredForAccuracy += 1
+                    case .applied: statistics.fixes += 1
+                    case .ignoredForAccuracy:
+                        statistics.fixes += 1
+                        statistics.ignoredForAccuracy += 1
                     case .rejected(let reason):
-                        statistics.fixes -= 1
                         try reject(reason, source: merged.currentSource, line: r.line, rejects: rejects, reported: &reported)
                     }
-                case .sighting, .control:
-                    if let reason = monitor.touch(device: d, t: r.t) {
+                case .sighting:
+                    if let reason = engine.touch(device: d, t: r.t) {
                         try reject(reason, source: merged.currentSource, line: r.line, rejects: rejects, reported: &reported)
-                    } else if r.kind == .sighting {
+                    } else {
                         statistics.sightings += 1
                         statistics.sightingsWithoutBeaconRegions += 1
+                    }
+                case .control:
+                    if let reason = engine.touch(device: d, t: r.t) {
+                        try reject(reason, source: merged.currentSource, line: r.line, rejects: rejects, reported: &reported)
+                    } else if let problem = ControlRecord.apply(r, device: d, to: engine.scheduler) {
+                        try reject(.badControl, detail: problem, source: merged.currentSource, line: r.line,
+                                   rejects: rejects, reported: &reported)
                     } else {
                         statistics.controls += 1
-                        statistics.controlsWithoutScheduler += 1
                     }
                 }
                 if let failure = writer.failure { throw ReplayError.io(failure.description) }
@@ -188,7 +217,7 @@ public final class Replay {
             try rejects?.flush()
             if let statePath = config.statePath {
                 let state = try OutputFile(path: statePath)
-                StateWriter.write(monitor: monitor, to: state)
+                StateWriter.write(engine: engine, to: state)
                 try state.flush()
             }
         } catch let error as IOFailure {
@@ -198,20 +227,22 @@ public final class Replay {
             diagnostics("geotrigger: \(grouped(statistics.rejectedTotal - reported)) more rejected records not shown\n")
         }
         statistics.events = writer.counts
+        statistics.deliveries = writer.deliveryCounts
         statistics.elapsed = monotonicSeconds() - start
         return statistics
     }
 
-    private func reject(_ reason: RejectReason, source: any ReadingDecoder, line: UnsafeRawBufferPointer,
-                        rejects: OutputFile?, reported: inout Int) throws {
+    private func reject(_ reason: RejectReason, detail: String? = nil, source: any ReadingDecoder,
+                        line: UnsafeRawBufferPointer, rejects: OutputFile?, reported: inout Int) throws {
         statistics.reject(reason)
         let place = "\(source.sourceName):\(source.lineNumber)"
+        let message = detail.map { "\(reason.message): \($0)" } ?? reason.message
         if configuration.strict {
-            throw ReplayError.strictRejection("\(place): \(reason.message)")
+            throw ReplayError.strictRejection("\(place): \(message)")
         }
         if reported < configuration.reportedRejectLimit {
             reported += 1
-            diagnostics("\(place): \(reason.message)\n")
+            diagnostics("\(place): \(message)\n")
         }
         if let rejects {
             rejects.append(place)

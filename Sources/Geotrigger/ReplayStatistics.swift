@@ -13,8 +13,8 @@ public struct ReplayStatistics: Sendable {
     public var gpxPointsWithoutTime = 0
     /// Sightings read but not evaluated because no beacon region was loaded.
     public var sightingsWithoutBeaconRegions = 0
-    /// Control records read while no scheduling core was attached.
-    public var controlsWithoutScheduler = 0
+    /// Deliveries by trigger kind, in `EventWriter.triggerKinds` order.
+    public var deliveries = [Int](repeating: 0, count: EventWriter.triggerKinds.count)
     public var events = [Int](repeating: 0, count: RegionEvent.Kind.allCases.count)
     public var elapsed: Double = 0
     public var inputs = 0
@@ -58,11 +58,14 @@ public struct ReplayStatistics: Sendable {
         if sightingsWithoutBeaconRegions > 0 {
             lines.append("  not evaluated: \(grouped(sightingsWithoutBeaconRegions)) beacon sightings (no beacon regions loaded)")
         }
-        if controlsWithoutScheduler > 0 {
-            lines.append("  not applied: \(grouped(controlsWithoutScheduler)) control records (no scheduling core attached)")
-        }
         let ev = RegionEvent.Kind.allCases.map { "\(grouped(events[Int($0.rawValue)])) \($0.name)" }
         lines.append("events: " + ev.joined(separator: ", "))
+        let total = deliveries.reduce(0, +)
+        if total > 0 {
+            let kinds = EventWriter.triggerKinds.enumerated().filter { deliveries[$0.offset] > 0 }
+                .map { "\(grouped(deliveries[$0.offset])) \($0.element)" }
+            lines.append("deliveries: \(grouped(total)) (" + kinds.joined(separator: ", ") + ")")
+        }
         lines.append("elapsed \(formatSeconds(elapsed)), \(grouped(Int(rate.rounded()))) records/s")
         return lines.map { "geotrigger: " + $0 }.joined(separator: "\n") + "\n"
     }

@@ -1,11 +1,15 @@
+import GeotriggerCore
 import GeotriggerMonitoring
+import GeotriggerScheduling
 
-/// Writes `--state-out`: the clock, and per device its latest reading and the regions it is in.
+/// Writes `--state-out`: the clock, and per device its latest reading, the regions it is in, and
+/// its notification center's pending and delivered lists.
 ///
 /// Every visit that began and has not ended in an `exit` is listed here, so nothing is lost at the
 /// end of a replay. Devices appear in the order they were first seen.
 enum StateWriter {
-    static func write(monitor: Monitor, to o: OutputFile) {
+    static func write(engine: Engine, to o: OutputFile) {
+        let monitor = engine.monitor, scheduler = engine.scheduler
         let regionIDs = monitor.index.regions.map(\.id)
         o.append("{\"clock\":")
         if monitor.clock.isFinite { o.appendTime(monitor.clock) } else { o.append("null") }
@@ -25,6 +29,20 @@ enum StateWriter {
                 o.appendTime(v.enteredAt)
                 o.append(v.dwelled ? ",\"dwelled\":true" : ",\"dwelled\":false")
                 if v.silent { o.append(",\"initial\":true") }
+                o.append("}")
+            }
+            o.append("],\"pending\":[")
+            for (k, r) in scheduler.pending(device: d).enumerated() {
+                if k > 0 { o.append(",") }
+                r.json.write(into: &o.buffer)
+            }
+            o.append("],\"delivered\":[")
+            for (k, n) in scheduler.delivered(device: d).enumerated() {
+                if k > 0 { o.append(",") }
+                o.append("{\"date\":")
+                o.appendTime(n.date)
+                o.append(",\"request\":")
+                n.request.json.write(into: &o.buffer)
                 o.append("}")
             }
             o.append("]}")

@@ -12,7 +12,7 @@ extension ReadingFormat: ExpressibleByArgument {}
 struct ReplayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
-        abstract: "Replay GPS fixes (and beacon sightings) against regions and print enter/exit/dwell events.",
+        abstract: "Replay GPS fixes against regions: enter/exit/dwell events and the notifications they trigger.",
         discussion: """
             Readings come from the files given, merged by time (each file in time order), \
             or from standard input. Formats: NDJSON (.ndjson, .jsonl), CSV with a header \
@@ -33,13 +33,21 @@ struct ReplayCommand: ParsableCommand {
               # exact mode: events are exactly the geodesic boundary crossings
               geotrigger replay --regions zones.csv --hysteresis 0 --max-accuracy 0 a.gpx
 
-            Exit status: 0 success, 64 usage error, 65 bad regions file (or a bad \
+            With --requests, the scheduling core delivers notifications like Apple's \
+            UserNotifications: location triggers fire on region events, time-interval and \
+            calendar triggers on the stream clock, push triggers on {"op":"push"} records. \
+            Each delivery is a "deliver" event right after what caused it.
+
+            Exit status: 0 success, 64 usage error, 65 bad regions or requests file (or a bad \
             reading under --strict), 66 input file missing, 74 I/O error.
             """
     )
 
     @Option(name: .long, help: ArgumentHelp("Regions file: GeoJSON FeatureCollection, or CSV with header id,lat,lon,radius.", valueName: "file"))
     var regions: String
+
+    @Option(help: ArgumentHelp("Notification requests: a JSON array of {id, content, trigger, devices}. Location, timeInterval, calendar and push triggers; deliveries are written as \"deliver\" events.", valueName: "file"))
+    var requests: String?
 
     @Argument(help: ArgumentHelp("Reading files (NDJSON, CSV or GPX). None, or -, reads standard input (NDJSON unless --format).", valueName: "readings"))
     var readings: [String] = []
@@ -103,6 +111,7 @@ struct ReplayCommand: ParsableCommand {
 
     func run() throws {
         var config = ReplayConfiguration(regionsPath: regions)
+        config.requestsPath = requests
         config.inputs = readings
         config.format = format
         config.device = device

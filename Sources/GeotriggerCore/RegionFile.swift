@@ -46,7 +46,8 @@ public enum RegionFile {
     }
 
     /// The whole file, read with POSIX calls so errors can say why (and tell a missing file apart).
-    static func readFile(path: String) throws(RegionFileError) -> [UInt8] {
+    /// Also used for other files read once (requests), whose callers map the error's `kind`.
+    public static func readFile(path: String) throws(RegionFileError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else {
             let code = errno

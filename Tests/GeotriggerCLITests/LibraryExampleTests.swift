@@ -38,4 +38,31 @@ struct LibraryExampleTests {
         #expect(expected.count > 10)
         #expect(log == expected)
     }
+
+    @Test("the README's notification-center example: add, deliver on the clock, pending, delivered, remove")
+    func schedulingExample() throws {
+        let here = FileManager.default.currentDirectoryPath
+        FileManager.default.changeCurrentDirectoryPath(CLI.root.path)
+        defer { FileManager.default.changeCurrentDirectoryPath(here) }
+        let regions = try RegionFile.load(path: "datasets/regions/slovenia-croatia.geojson")
+        let requestsPath = "Tests/GeotriggerCLITests/Fixtures/cerknicko-requests.json"
+        var printed: [String] = []
+
+        // --- README example begins (requests.json is the fixture here; print collects) ---
+        let engine = try Engine(regions: regions, requests: try RequestsFile.parse(
+            bytes: RegionFile.readFile(path: requestsPath), fileName: requestsPath,
+            knownRegion: { id in regions.contains { $0.id == id } }))
+        engine.onDeliver = { d in printed.append("\(d.id) \(d.trigger.kind) \(d.content.title ?? "")") }
+        try engine.add(NotificationRequest(id: "tea", content: NotificationContent(title: "Tea"),
+                                           trigger: .timeInterval(seconds: 600, repeats: false)), device: "d1", at: 0)
+        engine.advance(to: 600)                                   // delivers "tea"
+        let pending = engine.pending(device: "d1"), delivered = engine.delivered(device: "d1")
+        engine.removePending(ids: ["tea"], device: "d1"); engine.removeDelivered(ids: ["tea"], device: "d1")
+        // --- README example ends ---
+
+        #expect(printed == ["tea timeInterval Tea"])
+        #expect(pending.isEmpty)
+        #expect(delivered.map(\.request.id) == ["tea"] && delivered.first?.date == 600)
+        #expect(engine.delivered(device: "d1").isEmpty)
+    }
 }

@@ -1,0 +1,48 @@
+import GeotriggerCore
+import GeotriggerReadings
+import GeotriggerScheduling
+
+/// Applies a control record (`add`, `removePending`, `removeDelivered`, the removeAll forms, `push`)
+/// to the device's notification center. Control records are rare, so this parses the line as JSON.
+enum ControlRecord {
+    /// Nil when applied, else why the record cannot be (it is then rejected as a bad control record).
+    static func apply(_ r: Reading, device d: Int32, to scheduler: Scheduler) -> String? {
+        let json: JSONValue
+        do { json = try JSONValue.parse(Array(r.line)) } catch { return "\(error)" }
+        func ids() -> [String]? {
+            guard let list = json["ids"]?.arrayValue else { return nil }
+            let names = list.compactMap(\.stringValue)
+            return names.count == list.count ? names : nil
+        }
+        switch r.op {
+        case .add:
+            guard let body = json["request"] else { return "add needs a request" }
+            if body["devices"] != nil { return "an add record applies to its own device; remove \"devices\"" }
+            do {
+                try scheduler.add(NotificationRequest(json: body), device: d, at: r.t)
+            } catch {
+                return error.reason
+            }
+        case .removePending:
+            guard let ids = ids() else { return "removePending needs ids (an array of strings)" }
+            scheduler.removePending(ids: ids, device: d)
+        case .removeDelivered:
+            guard let ids = ids() else { return "removeDelivered needs ids (an array of strings)" }
+            scheduler.removeDelivered(ids: ids, device: d)
+        case .removeAllPending:
+            scheduler.removeAllPending(device: d)
+        case .removeAllDelivered:
+            scheduler.removeAllDelivered(device: d)
+        case .push:
+            guard let id = json["id"]?.stringValue else { return "push needs an id" }
+            var content: NotificationContent?
+            if let c = json["content"], c != .null {
+                do { content = try NotificationContent(json: c) } catch { return error.reason }
+            }
+            if scheduler.push(id: id, content: content, device: d, at: r.t) == .unknownRequest {
+                return "push for \"\(id)\": no pending push request has that id and the record has no content"
+            }
+        }
+        return nil
+    }
+}

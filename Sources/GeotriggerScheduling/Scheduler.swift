@@ -1,0 +1,316 @@
+import GeotriggerCore
+import HeapModule
+
+/// A notification delivered to a device (a `deliver` event).
+public struct Delivery: Sendable {
+    /// When it was delivered: the region event's time, or the timer's due time.
+    public var t: Double
+    public var device: Int32
+    /// The request's identifier.
+    public var id: String
+    public var trigger: NotificationTrigger
+    /// For location triggers, the region key of the event that fired it; -1 otherwise.
+    public var region: Int32
+    public var content: NotificationContent
+}
+
+/// A notification in a device's delivered list.
+public struct DeliveredNotification: Sendable {
+    public var request: NotificationRequest
+    public var date: Double
+}
+
+/// What became of a `push` control record.
+public enum PushOutcome: Equatable, Sendable {
+    /// A pending push request with that identifier was delivered.
+    case deliveredPending
+    /// No pending push request had that identifier; the record's own content was delivered.
+    case deliveredContent
+    /// No pending push request had that identifier and the record carried no content.
+    case unknownRequest
+}
+
+/// The scheduling core: one notification center per device, modelled on UNUserNotificationCenter.
+///
+/// It knows nothing of geometry: regions are integer keys (the caller's region numbers), named in
+/// requests by id through `regionKeys`. Its clock is the caller's stream clock: time triggers sit in
+/// one heap and fire, in time order, when `fireTimers(before:)` / `advance(to:)` pass them; a
+/// location trigger fires on the region event handed to `handleRegionEvent`. Nothing here runs per
+/// reading unless a trigger fires: no scan over devices or requests.
+public final class Scheduler {
+    public let devices: DeviceTable
+    /// Region id → key used in `handleRegionEvent`.
+    public let regionKeys: [String: Int32]
+    /// Called for every delivery, in order.
+    public var onDeliver: ((Delivery) -> Void)?
+
+    struct Stored {
+        var request: NotificationRequest
+        var regionKey: Int32
+        var calendar: ZonedCalendar?
+    }
+
+    struct Pending {
+        var stored: Int32
+        var instance: UInt32
+    }
+
+    struct Delivered {
+        var stored: Int32
+        var t: Double
+    }
+
+    struct Center {
+        var seen = false
+        /// In the order added, as `pendingNotificationRequests` lists them.
+        var pending: [Pending] = []
+        /// In delivery order.
+        var delivered: [Delivered] = []
+    }
+
+    struct Timer: Comparable {
+        var due: Double
+        var sequence: UInt64
+        var device: Int32
+        var instance: UInt32
+        static func < (a: Timer, b: Timer) -> Bool { (a.due, a.sequence) < (b.due, b.sequence) }
+        static func == (a: Timer, b: Timer) -> Bool { a.sequence == b.sequence }
+    }
+
+    private var stored: [Stored] = []
+    /// Requests for every device (no `devices` list), added at each device's first reading.
+    private var everyDevice: [Int32] = []
+    /// Requests for named devices, added at that device's first reading.
+    private var forDevice: [String: [Int32]] = [:]
+    private var centers: [Center] = []
+    private var timers = Heap<Timer>()
+    private var timerSequence: UInt64 = 0
+    private var instanceCounter: UInt32 = 0
+
+    /// - Parameters:
+    ///   - requests: the `--requests` file's requests (checked already; see `RequestsFile`).
+    ///   - regionKeys: every region id a location trigger may name, with its key.
+    public init(requests: [NotificationRequest] = [], regionKeys: [String: Int32], devices: DeviceTable = DeviceTable()) throws(RequestError) {
+        self.devices = devices
+        self.regionKeys = regionKeys
+        for request in requests {
+            let s = try store(request)
+            if let names = request.devices {
+                for name in names { forDevice[name, default: []].append(s) }
+            } else {
+                everyDevice.append(s)
+            }
+        }
+    }
+
+    // MARK: Devices
+
+    /// Interns a device name.
+    public func device(_ name: String) -> Int32 {
+        let d = devices.intern(name)
+        ensure(d)
+        return d
+    }
+
+    /// A device's reading arrived: at its first one, the requests meant for it are added (time
+    /// triggers count from `t`). Call before handing that reading's region events in.
+    @inline(__always)
+    public func deviceSeen(_ d: Int32, at t: Double) {
+        if Int(d) < centers.count && centers[Int(d)].seen { return }
+        firstSeen(d, at: t)
+    }
+
+    private func firstSeen(_ d: Int32, at t: Double) {
+        ensure(d)
+        centers[Int(d)].seen = true
+        for s in everyDevice { add(stored: s, device: d, at: t) }
+        if !forDevice.isEmpty, let mine = forDevice[devices.name(d)] {
+            for s in mine { add(stored: s, device: d, at: t) }
+        }
+    }
+
+    private func ensure(_ d: Int32) {
+        while centers.count <= Int(d) { centers.append(Center()) }
+    }
+
+    // MARK: UNUserNotificationCenter operations
+
+    /// Adds a request for a device. A pending request with the same identifier is replaced, and a
+    /// time trigger counts from `t`, the time of the add.
+    public func add(_ request: NotificationRequest, device d: Int32, at t: Double) throws(RequestError) {
+        ensure(d)
+        add(stored: try store(request), device: d, at: t)
+    }
+
+    /// The device's pending requests, in the order they were added.
+    public func pending(device d: Int32) -> [NotificationRequest] {
+        guard Int(d) < centers.count else { return [] }
+        return centers[Int(d)].pending.map { stored[Int($0.stored)].request }
+    }
+
+    /// The device's delivered notifications, oldest first.
+    public func delivered(device d: Int32) -> [DeliveredNotification] {
+        guard Int(d) < centers.count else { return [] }
+        return centers[Int(d)].delivered.map { DeliveredNotification(request: stored[Int($0.stored)].request, date: $0.t) }
+    }
+
+    /// Removes pending requests by identifier; unknown identifiers are ignored.
+    public func removePending(ids: [String], device d: Int32) {
+        guard Int(d) < centers.count else { return }
+        let ids = Set(ids)
+        centers[Int(d)].pending.removeAll { ids.contains(stored[Int($0.stored)].request.id) }
+    }
+
+    public func removeAllPending(device d: Int32) {
+        guard Int(d) < centers.count else { return }
+        centers[Int(d)].pending.removeAll()
+    }
+
+    /// Removes delivered notifications by identifier; unknown identifiers are ignored.
+    public func removeDelivered(ids: [String], device d: Int32) {
+        guard Int(d) < centers.count else { return }
+        let ids = Set(ids)
+        centers[Int(d)].delivered.removeAll { ids.contains(stored[Int($0.stored)].request.id) }
+    }
+
+    public func removeAllDelivered(device d: Int32) {
+        guard Int(d) < centers.count else { return }
+        centers[Int(d)].delivered.removeAll()
+    }
+
+    // MARK: Triggers
+
+    /// A region event for a device: fires its pending location triggers on that region (entry or
+    /// exit as each asks), in the order they were added, stamped `t`.
+    public func handleRegionEvent(device d: Int32, region: Int32, entry: Bool, at t: Double) {
+        guard Int(d) < centers.count, !centers[Int(d)].pending.isEmpty else { return }
+        var k = 0
+        while k < centers[Int(d)].pending.count {
+            let p = centers[Int(d)].pending[k]
+            let s = stored[Int(p.stored)]
+            guard s.regionKey == region, case .location(_, let onEntry, let onExit, let repeats) = s.request.trigger,
+                  entry ? onEntry : onExit
+            else {
+                k += 1
+                continue
+            }
+            if repeats { k += 1 } else { centers[Int(d)].pending.remove(at: k) }
+            deliver(stored: p.stored, device: d, at: t, region: region, content: s.request.content)
+        }
+    }
+
+    /// A `push` control record: delivers the pending push request with that identifier (with the
+    /// record's content, if it has one), or else the record's content under that identifier.
+    @discardableResult
+    public func push(id: String, content: NotificationContent?, device d: Int32, at t: Double) -> PushOutcome {
+        ensure(d)
+        if let k = centers[Int(d)].pending.firstIndex(where: {
+            let r = stored[Int($0.stored)].request
+            return r.id == id && r.trigger == .push
+        }) {
+            let p = centers[Int(d)].pending.remove(at: k)
+            deliver(stored: p.stored, device: d, at: t, region: -1,
+                    content: content ?? stored[Int(p.stored)].request.content)
+            return .deliveredPending
+        }
+        guard let content else { return .unknownRequest }
+        let s = try! store(NotificationRequest(id: id, content: content, trigger: .push))  // push needs no region
+        deliver(stored: s, device: d, at: t, region: -1, content: content)
+        return .deliveredContent
+    }
+
+    // MARK: Clock
+
+    /// Due time of the earliest timer (cancelled ones may be included).
+    public var nextTimerDue: Double? { timers.min?.due }
+
+    /// Fires every timer due strictly before `t`, in time order.
+    public func fireTimers(before t: Double) {
+        while let top = timers.min, top.due < t { fire(timers.removeMin()) }
+    }
+
+    /// Fires every timer due at or before `t`, in time order.
+    public func advance(to t: Double) {
+        while let top = timers.min, top.due <= t { fire(timers.removeMin()) }
+    }
+
+    /// Fires the earliest timer; returns whether there was one.
+    @discardableResult
+    public func fireNextTimer() -> Bool {
+        guard !timers.isEmpty else { return false }
+        fire(timers.removeMin())
+        return true
+    }
+
+    // MARK: Internals
+
+    private func store(_ request: NotificationRequest) throws(RequestError) -> Int32 {
+        var key: Int32 = -1
+        var calendar: ZonedCalendar?
+        switch request.trigger {
+        case .location(let region, _, _, _):
+            guard let k = regionKeys[region] else { throw RequestError("unknown region \"\(region)\"") }
+            key = k
+        case .calendar(_, let zone, _):
+            do { calendar = try ZonedCalendar(timeZoneIdentifier: zone) } catch { throw RequestError("\(error)") }
+        case .timeInterval, .push:
+            break
+        }
+        stored.append(Stored(request: request, regionKey: key, calendar: calendar))
+        return Int32(stored.count - 1)
+    }
+
+    private func add(stored s: Int32, device d: Int32, at t: Double) {
+        let id = stored[Int(s)].request.id
+        centers[Int(d)].pending.removeAll { stored[Int($0.stored)].request.id == id }
+        instanceCounter &+= 1
+        centers[Int(d)].pending.append(Pending(stored: s, instance: instanceCounter))
+        arm(stored: s, device: d, instance: instanceCounter, after: t, first: true)
+    }
+
+    /// Schedules the next firing of a time trigger, if it has one.
+    private func arm(stored s: Int32, device d: Int32, instance: UInt32, after t: Double, first: Bool) {
+        let due: Double?
+        switch stored[Int(s)].request.trigger {
+        case .timeInterval(let seconds, _):
+            due = t + seconds
+        case .calendar(let components, _, _):
+            due = stored[Int(s)].calendar?.nextDate(after: t, matching: components)
+        case .location, .push:
+            due = nil
+        }
+        guard let due else { return }
+        timerSequence += 1
+        timers.insert(Timer(due: due, sequence: timerSequence, device: d, instance: instance))
+    }
+
+    private func fire(_ timer: Timer) {
+        let d = Int(timer.device)
+        // Timers are cancelled lazily: the instance must still be pending.
+        guard let k = centers[d].pending.firstIndex(where: { $0.instance == timer.instance }) else { return }
+        let p = centers[d].pending[k]
+        let request = stored[Int(p.stored)].request
+        if request.trigger.repeats {
+            arm(stored: p.stored, device: timer.device, instance: p.instance, after: timer.due, first: false)
+        } else {
+            centers[d].pending.remove(at: k)
+        }
+        deliver(stored: p.stored, device: timer.device, at: timer.due, region: -1, content: request.content)
+    }
+
+    private func deliver(stored s: Int32, device d: Int32, at t: Double, region: Int32, content: NotificationContent) {
+        var s = s
+        let request = stored[Int(s)].request
+        if content != request.content {
+            // A push with its own content: keep what was actually delivered.
+            var r = request
+            r.content = content
+            stored.append(Stored(request: r, regionKey: -1, calendar: nil))
+            s = Int32(stored.count - 1)
+        }
+        // A new delivery replaces a delivered notification with the same identifier.
+        centers[Int(d)].delivered.removeAll { stored[Int($0.stored)].request.id == request.id }
+        centers[Int(d)].delivered.append(Delivered(stored: s, t: t))
+        onDeliver?(Delivery(t: t, device: d, id: request.id, trigger: request.trigger, region: region, content: content))
+    }
+}
