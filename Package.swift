@@ -20,7 +20,7 @@ let package = Package(
             providers: [.apt(["libgeos-dev"]), .brew(["geos"])]
         ),
         // Value types shared by every layer: time stamps, JSON values, region definitions and their files.
-        .target(name: "GeotriggerCore"),
+        .target(name: "GeotriggerCore", dependencies: [.product(name: "HeapModule", package: "swift-collections")]),
         // Byte-level decoders for NDJSON, CSV and GPX readings. No GEOS, no Foundation on the hot path.
         .target(name: "GeotriggerReadings", dependencies: ["GeotriggerCore"]),
         // GEOS binding, geodesy on WGS84 and the region index. The only module that touches the C API.
@@ -30,14 +30,13 @@ let package = Package(
             name: "GeotriggerMonitoring",
             dependencies: [
                 "GeotriggerCore", "GeotriggerReadings", "GeotriggerGeometry",
-                .product(name: "HeapModule", package: "swift-collections"),
             ]
         ),
         // Notification requests, triggers, per-device centers and their clock. Knows nothing of geometry:
         // regions are opaque keys handed in by the caller.
         .target(
             name: "GeotriggerScheduling",
-            dependencies: ["GeotriggerCore", .product(name: "HeapModule", package: "swift-collections")]
+            dependencies: ["GeotriggerCore"]
         ),
         // The library users import: the engine plus the replay driver and its output.
         .target(

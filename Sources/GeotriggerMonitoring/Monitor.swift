@@ -1,7 +1,6 @@
 import GeotriggerCore
 import GeotriggerGeometry
 import GeotriggerReadings
-import HeapModule
 
 /// Whether a device's first fix inside a region emits `enter`.
 public enum InitialPolicy: String, Sendable, CaseIterable {
@@ -57,14 +56,11 @@ public final class Monitor {
         var visits: [Visit] = []
     }
 
-    struct Timer: Comparable {
-        var due: Double
-        var sequence: UInt64
+    /// A dwell timer: the visit (by its serial) of a device in a region.
+    struct Timer {
         var device: Int32
         var region: Int32
         var serial: UInt32
-        static func < (a: Timer, b: Timer) -> Bool { (a.due, a.sequence) < (b.due, b.sequence) }
-        static func == (a: Timer, b: Timer) -> Bool { a.sequence == b.sequence }
     }
 
     public enum Outcome: Equatable, Sendable {
@@ -75,8 +71,7 @@ public final class Monitor {
     }
 
     private var states: [DeviceState] = []
-    private var timers = Heap<Timer>()
-    private var timerSequence: UInt64 = 0
+    private var timers = TimerQueue<Timer>()
     private var visitSerial: UInt32 = 0
     /// Reused between fixes so building a device's new visit list does not allocate.
     private var scratch: [Visit] = []
@@ -134,8 +129,7 @@ public final class Monitor {
                     scratch.append(Visit(region: r, enteredAt: t, dwelled: false, silent: silent, serial: visitSerial))
                     if silent { continue }
                     if let dwell = options.dwell {
-                        timerSequence += 1
-                        timers.insert(Timer(due: t + dwell, sequence: timerSequence, device: d, region: r, serial: visitSerial))
+                        timers.schedule(at: t + dwell, Timer(device: d, region: r, serial: visitSerial))
                     }
                     emit(RegionEvent(kind: .enter, t: t, device: d, region: r,
                                      distance: index.distanceFromCenter(Int(r), p) ?? .nan))
@@ -161,35 +155,35 @@ public final class Monitor {
     }
 
     /// Due time of the earliest pending timer, if any (cancelled timers may be included).
-    public var nextTimerDue: Double? { timers.min?.due }
+    public var nextTimerDue: Double? { timers.nextDue }
 
     /// Fires every timer due strictly before `t`, in time order.
     public func fireTimers(before t: Double) {
-        while let top = timers.min, top.due < t { fire(timers.removeMin()) }
+        while let (due, timer) = timers.popDue(before: t) { fire(timer, due: due) }
     }
 
     /// Fires every timer due at or before `t`, in time order, and moves the clock to `t`.
     public func advance(to t: Double) {
-        while let top = timers.min, top.due <= t { fire(timers.removeMin()) }
+        while let (due, timer) = timers.popDue(through: t) { fire(timer, due: due) }
         if t > clock { clock = t }
     }
 
     /// Fires the earliest timer, if any; returns whether one was taken.
     @discardableResult
     public func fireNextTimer() -> Bool {
-        guard !timers.isEmpty else { return false }
-        fire(timers.removeMin())
+        guard let (due, timer) = timers.popNext() else { return false }
+        fire(timer, due: due)
         return true
     }
 
-    private func fire(_ timer: Timer) {
+    private func fire(_ timer: Timer, due: Double) {
         let di = Int(timer.device)
         // Timers are cancelled lazily: the visit must still be the one that armed it.
         guard let k = states[di].visits.firstIndex(where: { $0.region == timer.region }),
               states[di].visits[k].serial == timer.serial, !states[di].visits[k].dwelled
         else { return }
         states[di].visits[k].dwelled = true
-        emit(RegionEvent(kind: .dwell, t: timer.due, device: timer.device, region: timer.region,
+        emit(RegionEvent(kind: .dwell, t: due, device: timer.device, region: timer.region,
                          enteredAt: states[di].visits[k].enteredAt))
     }
 

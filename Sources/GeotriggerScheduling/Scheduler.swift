@@ -1,5 +1,4 @@
 import GeotriggerCore
-import HeapModule
 
 /// A notification delivered to a device (a `deliver` event).
 public struct Delivery: Sendable {
@@ -50,12 +49,15 @@ public final class Scheduler {
         var calendar: ZonedCalendar?
     }
 
-    struct Pending {
+    /// A list entry that refers to a stored request.
+    protocol StoredEntry { var stored: Int32 { get } }
+
+    struct Pending: StoredEntry {
         var stored: Int32
         var instance: UInt32
     }
 
-    struct Delivered {
+    struct Delivered: StoredEntry {
         var stored: Int32
         var t: Double
     }
@@ -68,13 +70,10 @@ public final class Scheduler {
         var delivered: [Delivered] = []
     }
 
-    struct Timer: Comparable {
-        var due: Double
-        var sequence: UInt64
+    /// A time trigger's next firing: the pending instance of a request on a device.
+    struct Timer {
         var device: Int32
         var instance: UInt32
-        static func < (a: Timer, b: Timer) -> Bool { (a.due, a.sequence) < (b.due, b.sequence) }
-        static func == (a: Timer, b: Timer) -> Bool { a.sequence == b.sequence }
     }
 
     private var stored: [Stored] = []
@@ -83,8 +82,7 @@ public final class Scheduler {
     /// Requests for named devices, added at that device's first reading.
     private var forDevice: [String: [Int32]] = [:]
     private var centers: [Center] = []
-    private var timers = Heap<Timer>()
-    private var timerSequence: UInt64 = 0
+    private var timers = TimerQueue<Timer>()
     private var instanceCounter: UInt32 = 0
 
     /// - Parameters:
@@ -157,8 +155,7 @@ public final class Scheduler {
     /// Removes pending requests by identifier; unknown identifiers are ignored.
     public func removePending(ids: [String], device d: Int32) {
         guard Int(d) < centers.count else { return }
-        let ids = Set(ids)
-        centers[Int(d)].pending.removeAll { ids.contains(stored[Int($0.stored)].request.id) }
+        centers[Int(d)].pending.removeAll(where: matching(ids))
     }
 
     public func removeAllPending(device d: Int32) {
@@ -169,8 +166,13 @@ public final class Scheduler {
     /// Removes delivered notifications by identifier; unknown identifiers are ignored.
     public func removeDelivered(ids: [String], device d: Int32) {
         guard Int(d) < centers.count else { return }
+        centers[Int(d)].delivered.removeAll(where: matching(ids))
+    }
+
+    /// A predicate on pending or delivered entries: whether the request's identifier is in `ids`.
+    private func matching<Entry: StoredEntry>(_ ids: [String]) -> (Entry) -> Bool {
         let ids = Set(ids)
-        centers[Int(d)].delivered.removeAll { ids.contains(stored[Int($0.stored)].request.id) }
+        return { [stored] in ids.contains(stored[Int($0.stored)].request.id) }
     }
 
     public func removeAllDelivered(device d: Int32) {
@@ -222,23 +224,23 @@ public final class Scheduler {
     // MARK: Clock
 
     /// Due time of the earliest timer (cancelled ones may be included).
-    public var nextTimerDue: Double? { timers.min?.due }
+    public var nextTimerDue: Double? { timers.nextDue }
 
     /// Fires every timer due strictly before `t`, in time order.
     public func fireTimers(before t: Double) {
-        while let top = timers.min, top.due < t { fire(timers.removeMin()) }
+        while let (due, timer) = timers.popDue(before: t) { fire(timer, due: due) }
     }
 
     /// Fires every timer due at or before `t`, in time order.
     public func advance(to t: Double) {
-        while let top = timers.min, top.due <= t { fire(timers.removeMin()) }
+        while let (due, timer) = timers.popDue(through: t) { fire(timer, due: due) }
     }
 
     /// Fires the earliest timer; returns whether there was one.
     @discardableResult
     public func fireNextTimer() -> Bool {
-        guard !timers.isEmpty else { return false }
-        fire(timers.removeMin())
+        guard let (due, timer) = timers.popNext() else { return false }
+        fire(timer, due: due)
         return true
     }
 
@@ -265,11 +267,11 @@ public final class Scheduler {
         centers[Int(d)].pending.removeAll { stored[Int($0.stored)].request.id == id }
         instanceCounter &+= 1
         centers[Int(d)].pending.append(Pending(stored: s, instance: instanceCounter))
-        arm(stored: s, device: d, instance: instanceCounter, after: t, first: true)
+        arm(stored: s, device: d, instance: instanceCounter, after: t)
     }
 
     /// Schedules the next firing of a time trigger, if it has one.
-    private func arm(stored s: Int32, device d: Int32, instance: UInt32, after t: Double, first: Bool) {
+    private func arm(stored s: Int32, device d: Int32, instance: UInt32, after t: Double) {
         let due: Double?
         switch stored[Int(s)].request.trigger {
         case .timeInterval(let seconds, _):
@@ -280,22 +282,21 @@ public final class Scheduler {
             due = nil
         }
         guard let due else { return }
-        timerSequence += 1
-        timers.insert(Timer(due: due, sequence: timerSequence, device: d, instance: instance))
+        timers.schedule(at: due, Timer(device: d, instance: instance))
     }
 
-    private func fire(_ timer: Timer) {
+    private func fire(_ timer: Timer, due: Double) {
         let d = Int(timer.device)
         // Timers are cancelled lazily: the instance must still be pending.
         guard let k = centers[d].pending.firstIndex(where: { $0.instance == timer.instance }) else { return }
         let p = centers[d].pending[k]
         let request = stored[Int(p.stored)].request
         if request.trigger.repeats {
-            arm(stored: p.stored, device: timer.device, instance: p.instance, after: timer.due, first: false)
+            arm(stored: p.stored, device: timer.device, instance: p.instance, after: due)
         } else {
             centers[d].pending.remove(at: k)
         }
-        deliver(stored: p.stored, device: timer.device, at: timer.due, region: -1, content: request.content)
+        deliver(stored: p.stored, device: timer.device, at: due, region: -1, content: request.content)
     }
 
     private func deliver(stored s: Int32, device d: Int32, at t: Double, region: Int32, content: NotificationContent) {
