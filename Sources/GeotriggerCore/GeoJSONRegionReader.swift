@@ -62,12 +62,15 @@ struct GeoJSONRegionReader {
         guard let id else {
             throw fail("missing id (give the feature an \"id\" or properties.id)", index)
         }
-        if let beacon = properties?["beacon"], !beacon.isNull {
-            throw fail("beacon regions are not supported yet", index, id)
-        }
         let notifyOnEntry = try flag("notifyOnEntry", in: properties, index: index, id: id)
         let notifyOnExit = try flag("notifyOnExit", in: properties, index: index, id: id)
-        let shape = try readShape(feature["geometry"], properties: properties, index: index, id: id)
+        let shape: Region.Shape
+        if let beacon = properties?["beacon"], !beacon.isNull {
+            shape = .beacon(try readBeacon(beacon, geometry: feature["geometry"], properties: properties ?? [:],
+                                           index: index, id: id))
+        } else {
+            shape = try readShape(feature["geometry"], properties: properties, index: index, id: id)
+        }
         return Region(
             id: id, shape: shape, notifyOnEntry: notifyOnEntry, notifyOnExit: notifyOnExit,
             properties: properties.map(JSONValue.object), featureIndex: index)
@@ -96,6 +99,81 @@ struct GeoJSONRegionReader {
         case .bool(let value)?: return value
         case let other?: throw fail("properties.\(name) must be true or false, not \(other.kindDescription)", index, id)
         }
+    }
+
+    // MARK: Beacon regions
+
+    /// `properties.beacon` = {uuid, major?, minor?}; `proximity` or `radius`; `measuredPower`,
+    /// `pathLossExponent`; geometry null or a Point where the beacon is installed.
+    private func readBeacon(
+        _ value: JSONValue, geometry: JSONValue?, properties: [String: JSONValue], index: Int, id: String
+    ) throws(RegionFileError) -> BeaconRegion {
+        guard case .object(let b) = value else {
+            throw fail("properties.beacon must be an object {uuid, major, minor}, not \(value.kindDescription)", index, id)
+        }
+        guard let text = b["uuid"]?.stringValue else {
+            throw fail("properties.beacon.uuid is missing (a UUID string is required)", index, id)
+        }
+        guard let (hi, lo) = BeaconID.parseUUID(text) else {
+            throw fail("properties.beacon.uuid \"\(text)\" is not a UUID (8-4-4-4-12 hex digits)", index, id)
+        }
+        func part(_ name: String) throws(RegionFileError) -> Int32 {
+            guard let v = b[name], !v.isNull else { return -1 }
+            guard let x = v.doubleValue, x == x.rounded(), (0...65535).contains(x) else {
+                throw fail("properties.beacon.\(name) must be a whole number from 0 to 65535", index, id)
+            }
+            return Int32(x)
+        }
+        let identity = BeaconID(uuidHigh: hi, uuidLow: lo, major: try part("major"), minor: try part("minor"))
+        if identity.major < 0 && identity.minor >= 0 {
+            throw fail("properties.beacon.minor needs a major (Core Location matches minor only within a major)", index, id)
+        }
+        if let extra = b.keys.sorted().first(where: { !["uuid", "major", "minor"].contains($0) }) {
+            throw fail("properties.beacon has an unknown field \"\(extra)\"", index, id)
+        }
+
+        func number(_ name: String) throws(RegionFileError) -> Double? {
+            guard let v = properties[name], !v.isNull else { return nil }
+            guard case .number(let x) = v, x.isFinite else {
+                throw fail("properties.\(name) must be a finite number", index, id)
+            }
+            return x
+        }
+        var zone = BeaconRegion.Zone.any
+        let radius = try number("radius")
+        if let p = properties["proximity"], !p.isNull {
+            if radius != nil { throw fail("give properties.proximity or properties.radius, not both", index, id) }
+            switch p.stringValue {
+            case "immediate": zone = .immediate
+            case "near": zone = .near
+            case "far": zone = .far
+            case "any": zone = .any
+            default: throw fail("properties.proximity must be immediate, near, far or any", index, id)
+            }
+        } else if let radius {
+            if let problem = radiusProblem(radius) { throw fail("properties.\(problem)", index, id) }
+            zone = .radius(radius)
+        }
+        let power = try number("measuredPower")
+        if let power, !(-127 ... -1).contains(power) {
+            throw fail("properties.measuredPower (RSSI at 1 m) must be from -127 to -1 dBm", index, id)
+        }
+        let exponent = try number("pathLossExponent")
+        if let exponent, !(exponent > 0 && exponent <= 10) {
+            throw fail("properties.pathLossExponent must be greater than 0 and at most 10 (free space is 2)", index, id)
+        }
+        var position: Coordinate?
+        switch geometry {
+        case nil, .null?:
+            position = nil
+        case .object(let g)? where g["type"] == .string("Point"):
+            guard let coordinates = g["coordinates"] else { throw fail("Point geometry has no coordinates", index, id) }
+            position = try CoordinateContext(reader: self, index: index, id: id).position(coordinates, path: "coordinates")
+        default:
+            throw fail("a beacon region's geometry must be null or a Point (where the beacon is installed)", index, id)
+        }
+        return BeaconRegion(identity: identity, zone: zone, measuredPower: power, pathLossExponent: exponent,
+                            position: position)
     }
 
     // MARK: Geometry

@@ -19,6 +19,8 @@ public struct Region: Sendable {
         case circle(center: Coordinate, radius: Double)
         /// One or more polygons, each an exterior ring followed by its holes; edges straight in lon/lat.
         case polygons([[[Coordinate]]])
+        /// An iBeacon region; with a position it is also a circle of its zone's radius for fixes.
+        case beacon(BeaconRegion)
     }
 
     /// The region's unique identifier (feature `id` or `properties.id`).

@@ -15,6 +15,15 @@ public enum Hysteresis: Equatable, Sendable {
         case .metres(let m): return m
         }
     }
+
+    /// The margin for a beacon zone of radius `r` (metres indoors, where 20 m would swallow the
+    /// zone): 15 % of the radius by default, about the spread of RSSI-derived distances at 1–3 m.
+    public func beaconMargin(forRadius r: Double) -> Double {
+        switch self {
+        case .automatic: return 0.15 * r
+        case .metres(let m): return m
+        }
+    }
 }
 
 /// Every region with a geometry, its envelope in a GEOS STRtree, and the exact tests behind it.
@@ -28,6 +37,8 @@ public final class RegionIndex {
     public enum Shape {
         case circle(GeodesicCircle)
         case polygon(GEOSPreparedGeometry)
+        /// A beacon region without a position: only sightings can put a device in it.
+        case none
     }
 
     public let regions: [Region]
@@ -50,6 +61,18 @@ public final class RegionIndex {
             case .circle(let center, let radius):
                 let circle = GeodesicCircle(
                     center: center, radius: radius, exitRadius: radius + hysteresis.margin(forRadius: radius))
+                shapes.append(.circle(circle))
+                for e in circle.envelopes() {
+                    rects.append((e.minLon, e.minLat, e.maxLon, e.maxLat, i))
+                }
+            case .beacon(let beacon):
+                guard let position = beacon.position else {
+                    shapes.append(.none)
+                    continue
+                }
+                // A positioned beacon's zone is also a circle, so fixes (GPS or indoor) trigger it.
+                let r = beacon.zone.radius
+                let circle = GeodesicCircle(center: position, radius: r, exitRadius: r + hysteresis.beaconMargin(forRadius: r))
                 shapes.append(.circle(circle))
                 for e in circle.envelopes() {
                     rects.append((e.minLon, e.minLat, e.maxLon, e.maxLat, i))
@@ -125,6 +148,7 @@ public final class RegionIndex {
         switch shapes[r] {
         case .circle(let c): return c.isInside(p)
         case .polygon(let g): return coversQueryPoint(g)
+        case .none: return false
         }
     }
 
@@ -135,6 +159,7 @@ public final class RegionIndex {
         switch shapes[r] {
         case .circle(let c): return c.isBeyondExit(p)
         case .polygon(let g): return !coversQueryPoint(g)
+        case .none: return true
         }
     }
 

@@ -41,21 +41,6 @@ public struct Reading {
     public var deviceString: String { String(decoding: device, as: UTF8.self) }
 }
 
-/// An iBeacon identity: 16-byte proximity UUID plus optional major and minor (-1 = absent).
-public struct BeaconID: Hashable, Sendable {
-    public var uuidHigh: UInt64 = 0
-    public var uuidLow: UInt64 = 0
-    public var major: Int32 = -1
-    public var minor: Int32 = -1
-    public init() {}
-    public init(uuidHigh: UInt64, uuidLow: UInt64, major: Int32, minor: Int32) {
-        self.uuidHigh = uuidHigh
-        self.uuidLow = uuidLow
-        self.major = major
-        self.minor = minor
-    }
-}
-
 /// Operations a control record asks of the scheduling core.
 public enum ControlOp: UInt8, Sendable {
     case add

@@ -125,7 +125,7 @@ struct RecordFields {
         }
         if uuid != nil || beaconWrongType || hasRSSI {
             if !hasRSSI { return .missingRSSI }
-            guard let u = uuid, !beaconWrongType, let (hi, lo) = parseUUID(u) else { return .badBeacon }
+            guard let u = uuid, !beaconWrongType, let (hi, lo) = BeaconID.parseUUID(u) else { return .badBeacon }
             var beacon = BeaconID(uuidHigh: hi, uuidLow: lo, major: -1, minor: -1)
             if hasMajor {
                 guard let m = uint16(major) else { return .badBeacon }
@@ -188,39 +188,6 @@ func controlOp(_ b: UnsafeRawBufferPointer) -> ControlOp? {
     if eq("removeAllDelivered") { return .removeAllDelivered }
     if eq("push") { return .push }
     return nil
-}
-
-@inline(__always)
-private func hexValue(_ c: UInt8) -> UInt64? {
-    switch c {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt64(c &- 48)
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt64(c &- 87)
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt64(c &- 55)
-    default: return nil
-    }
-}
-
-/// Parses a UUID in canonical hyphenated form (8-4-4-4-12) or as 32 hex digits, any case.
-func parseUUID(_ b: UnsafeRawBufferPointer) -> (UInt64, UInt64)? {
-    guard let base = b.baseAddress else { return nil }
-    let p = base.assumingMemoryBound(to: UInt8.self)
-    let n = b.count
-    let hyphenated = n == 36
-    guard hyphenated || n == 32 else { return nil }
-    var hi: UInt64 = 0
-    var lo: UInt64 = 0
-    var digits = 0
-    for i in 0..<n {
-        let c = p[i]
-        if hyphenated && (i == 8 || i == 13 || i == 18 || i == 23) {
-            guard c == UInt8(ascii: "-") else { return nil }
-            continue
-        }
-        guard let v = hexValue(c) else { return nil }
-        if digits < 16 { hi = hi << 4 | v } else { lo = lo << 4 | v }
-        digits += 1
-    }
-    return (hi, lo)
 }
 
 /// Checks that `p[i..<n]` is valid UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).

@@ -135,8 +135,34 @@ struct RegionFileGeoJSONTests {
          "properties.notifyOnEntry must be true or false, not a string"),
         (collection(#"{"type": "Feature", "id": "a", "properties": {"radius": 1, "notifyOnExit": 0}, "geometry": {"type": "Point", "coordinates": [0, 0]}}"#),
          "properties.notifyOnExit must be true or false, not a number"),
-        (collection(#"{"type": "Feature", "id": "lobby", "properties": {"beacon": {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}}, "geometry": null}"#),
-         "beacon regions are not supported yet"),
+(collection(#"{"type": "Feature", "id": "lobby", "properties": {"beacon": {"major": 1}}, "geometry": null}"#),
+         "properties.beacon.uuid is missing"),
+        (collection(#"{"type": "Feature", "id": "lobby", "properties": {"beacon": {"uuid": "not-a-uuid"}}, "geometry": null}"#),
+         "is not a UUID"),
+        (collection(#"{"type": "Feature", "id": "lobby", "properties": {"beacon": "E2C5"}, "geometry": null}"#),
+         "properties.beacon must be an object"),
+        (collection(#"{"type": "Feature", "id": "lobby", "properties": {"beacon": {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 70000}}, "geometry": null}"#),
+         "properties.beacon.major must be a whole number from 0 to 65535"),
+        (collection(#"{"type": "Feature", "id": "lobby", "properties": {"beacon": {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "major": 1, "minor": 1.5}}, "geometry": null}"#),
+         "properties.beacon.minor must be a whole number"),
+        (collection(#"{"type": "Feature", "id": "lobby", "properties": {"beacon": {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "minor": 7}}, "geometry": null}"#),
+         "minor needs a major"),
+        (collection(#"{"type": "Feature", "id": "lobby", "properties": {"beacon": {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "mayor": 7}}, "geometry": null}"#),
+         "unknown field \"mayor\""),
+        (collection(#"{"type": "Feature", "id": "lobby", "properties": {"beacon": {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}, "proximity": "close"}, "geometry": null}"#),
+         "proximity must be immediate, near, far or any"),
+        (collection(#"{"type": "Feature", "id": "lobby", "properties": {"beacon": {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}, "proximity": "near", "radius": 2}, "geometry": null}"#),
+         "not both"),
+        (collection(#"{"type": "Feature", "id": "lobby", "properties": {"beacon": {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}, "radius": -2}, "geometry": null}"#),
+         "radius must be greater than 0"),
+        (collection(#"{"type": "Feature", "id": "lobby", "properties": {"beacon": {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}, "measuredPower": 5}, "geometry": null}"#),
+         "measuredPower (RSSI at 1 m) must be from -127 to -1"),
+        (collection(#"{"type": "Feature", "id": "lobby", "properties": {"beacon": {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}, "pathLossExponent": 0}, "geometry": null}"#),
+         "pathLossExponent must be greater than 0"),
+        (collection(#"{"type": "Feature", "id": "lobby", "properties": {"beacon": {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}}, "geometry": {"type": "Polygon", "coordinates": []}}"#),
+         "geometry must be null or a Point"),
+        (collection(#"{"type": "Feature", "id": "lobby", "properties": {"beacon": {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}}, "geometry": {"type": "Point", "coordinates": [0, 95]}}"#),
+         "latitude 95 is outside"),
         // The geometry
         (collection(#"{"type": "Feature", "id": "a", "properties": {"radius": 1}}"#), "feature has no geometry"),
         (collection(#"{"type": "Feature", "id": "a", "properties": {"radius": 1}, "geometry": null}"#), "geometry is null"),
@@ -246,5 +272,33 @@ struct RegionFileGeoJSONTests {
     @Test(arguments: ["regions.geojson", "regions.json", "REGIONS.GeoJSON", "regions.txt", "-"])
     func detectsGeoJSON(fileName: String) throws {
         #expect(try parse("\n  " + collection(stephansplatz), fileName: fileName).count == 1)
+    }
+
+    @Test("beacon regions: identity with wildcards, zone, radio model, optional position")
+    func parsesBeaconRegions() throws {
+        let text = collection(
+            #"{"type": "Feature", "id": "lobby", "properties": {"beacon": {"uuid": "e2c56db5-dffb-48d2-b060-d0f5a71096e0", "major": 1, "minor": 7}, "proximity": "near", "measuredPower": -61, "pathLossExponent": 2.5}, "geometry": {"type": "Point", "coordinates": [16.37, 48.2]}}"#,
+            #"{"type": "Feature", "id": "store", "properties": {"beacon": {"uuid": "E2C56DB5DFFB48D2B060D0F5A71096E0", "major": 2}, "radius": 8}, "geometry": null}"#,
+            #"{"type": "Feature", "id": "chain", "properties": {"beacon": {"uuid": "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}}, "geometry": null}"#)
+        let regions = try RegionFile.parse(bytes: Array(text.utf8), fileName: "b.geojson")
+        guard case .beacon(let lobby) = regions[0].shape, case .beacon(let store) = regions[1].shape,
+              case .beacon(let chain) = regions[2].shape else {
+            Issue.record("expected beacon regions")
+            return
+        }
+        #expect(lobby.identity.uuidString == "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")
+        #expect(lobby.identity.uuidHigh == 0xE2C5_6DB5_DFFB_48D2 && lobby.identity.uuidLow == 0xB060_D0F5_A710_96E0)
+        #expect(lobby.identity.major == 1 && lobby.identity.minor == 7)
+        #expect(lobby.zone == .near && lobby.measuredPower == -61 && lobby.pathLossExponent == 2.5)
+        #expect(lobby.position == Coordinate(latitude: 48.2, longitude: 16.37))
+        #expect(store.identity == lobby.identity.with(major: 2, minor: -1))
+        #expect(store.zone == .radius(8) && store.position == nil && store.measuredPower == nil)
+        #expect(chain.identity.major == -1 && chain.identity.minor == -1 && chain.zone == .any)
+    }
+}
+
+extension BeaconID {
+    func with(major: Int32, minor: Int32) -> BeaconID {
+        BeaconID(uuidHigh: uuidHigh, uuidLow: uuidLow, major: major, minor: minor)
     }
 }

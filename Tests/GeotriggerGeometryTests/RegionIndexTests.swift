@@ -49,6 +49,7 @@ struct RegionIndexTests {
         let index = try RegionIndex(regions: regions, hysteresis: .automatic)
         let boxes: [[Envelope]] = index.shapes.enumerated().map { i, shape in
             switch shape {
+            case .none: return []
             case .circle(let c): return c.envelopes()
             case .polygon:
                 guard case .polygons(let p) = regions[i].shape else { return [] }
@@ -125,6 +126,7 @@ extension RegionIndex {
     /// The exact decision without relying on the tree (the query point is set for polygons).
     func isInsideExactlyForTesting(_ r: Int, _ p: Coordinate) -> Bool {
         switch shapes[r] {
+        case .none: return false
         case .circle(let c): return c.distance(to: p) <= c.radius
         case .polygon:
             _ = candidates(at: p)

@@ -1,3 +1,4 @@
+import GeotriggerCore
 import Testing
 @testable import GeotriggerReadings
 

@@ -1,3 +1,4 @@
+import GeotriggerCore
 import Foundation
 import Testing
 @testable import GeotriggerReadings

@@ -1,3 +1,4 @@
+import GeotriggerCore
 import Foundation
 @testable import GeotriggerReadings
 
