@@ -28,6 +28,8 @@ public protocol EngineOutput: AnyObject {
 public final class Engine {
     public let index: RegionIndex
     public let monitor: Monitor
+    /// Beacon regions: sightings, zones, fusion.
+    public let beacons: BeaconMonitor
     public let scheduler: Scheduler
     /// Called for every region event, in order (after `output`).
     public var onEvent: ((RegionEvent) -> Void)?
@@ -36,20 +38,26 @@ public final class Engine {
     /// Receives events and deliveries before the closures (the replay's writer).
     public weak var output: (any EngineOutput)?
     private let relay = Relay()
+    private let beaconRelay = BeaconRelay()
 
     public convenience init(regions: [Region], hysteresis: Hysteresis = .automatic, options: MonitorOptions = MonitorOptions(),
-                            requests: [NotificationRequest] = []) throws {
-        try self.init(index: RegionIndex(regions: regions, hysteresis: hysteresis), options: options, requests: requests)
+                            beaconOptions: BeaconOptions = BeaconOptions(), requests: [NotificationRequest] = []) throws {
+        try self.init(index: RegionIndex(regions: regions, hysteresis: hysteresis), options: options,
+                      beaconOptions: beaconOptions, requests: requests)
     }
 
     /// An engine over an index already built; `requests` are checked (unknown regions are refused).
-    public init(index: RegionIndex, options: MonitorOptions = MonitorOptions(), requests: [NotificationRequest] = []) throws(RequestError) {
+    public init(index: RegionIndex, options: MonitorOptions = MonitorOptions(), beaconOptions: BeaconOptions = BeaconOptions(),
+                requests: [NotificationRequest] = []) throws(RequestError) {
         self.index = index
         monitor = Monitor(index: index, options: options)
+        beacons = BeaconMonitor(regions: index.regions, options: beaconOptions)
         let keys = Dictionary(index.regions.enumerated().map { ($0.element.id, Int32($0.offset)) }, uniquingKeysWith: { a, _ in a })
         scheduler = try Scheduler(requests: requests, regionKeys: keys, devices: monitor.devices)
         relay.engine = self
         monitor.sink = relay
+        beaconRelay.engine = self
+        beacons.sink = beaconRelay
         scheduler.onDeliver = { [unowned self] d in
             output?.delivery(d)
             onDeliver?(d)
@@ -74,6 +82,17 @@ public final class Engine {
         return outcome
     }
 
+    /// Applies a beacon sighting (RSSI in dBm; `tx` NaN when absent).
+    public func sighting(device: Int32, t: Double, beacon: BeaconID, rssi: Double, tx: Double = .nan) -> BeaconMonitor.Outcome? {
+        if t < monitor.lastReading(of: device) { return nil }
+        fireTimers(before: t)
+        scheduler.deviceSeen(device, at: t)
+        _ = monitor.touch(device: device, t: t)
+        let outcome = beacons.sighting(device: device, t: t, beacon: beacon, rssi: rssi, tx: tx)
+        advance(to: monitor.clock)
+        return outcome
+    }
+
     /// A reading that is not a fix (a sighting, a control record): orders it on the device's and the
     /// stream's clock. Returns `.outOfOrder` if it is older than the device's previous reading.
     public func touch(device: Int32, t: Double) -> RejectReason? {
@@ -89,28 +108,33 @@ public final class Engine {
 
     /// Fires every timer (dwell and notification) due strictly before `t`, earliest first.
     public func fireTimers(before t: Double) {
-        while let (due, dwell) = nextTimer(), due < t { fireNext(dwell) }
+        while let (due, queue) = nextTimer(), due < t { fireNext(queue) }
     }
 
     /// Moves the clock to `t` (never back) and fires every timer due by then, earliest first.
     public func advance(to t: Double) {
-        while let (due, dwell) = nextTimer(), due <= t { fireNext(dwell) }
+        while let (due, queue) = nextTimer(), due <= t { fireNext(queue) }
         monitor.advance(to: t)
     }
 
     public var clock: Double { monitor.clock }
 
-    private func nextTimer() -> (Double, Bool)? {
-        switch (monitor.nextTimerDue, scheduler.nextTimerDue) {
-        case (nil, nil): return nil
-        case (let m?, nil): return (m, true)
-        case (nil, let s?): return (s, false)
-        case (let m?, let s?): return m <= s ? (m, true) : (s, false)
+    /// The earliest timer of the three queues; at equal times region timers (dwell, then beacon
+    /// silence) come before notification timers.
+    private func nextTimer() -> (Double, Int)? {
+        var best: (Double, Int)?
+        for (k, due) in [monitor.nextTimerDue, beacons.nextTimerDue, scheduler.nextTimerDue].enumerated() {
+            if let due, best == nil || due < best!.0 { best = (due, k) }
         }
+        return best
     }
 
-    private func fireNext(_ dwell: Bool) {
-        if dwell { monitor.fireNextTimer() } else { scheduler.fireNextTimer() }
+    private func fireNext(_ queue: Int) {
+        switch queue {
+        case 0: monitor.fireNextTimer()
+        case 1: beacons.fireNextTimer()
+        default: scheduler.fireNextTimer()
+        }
     }
 
     // MARK: Notification center
@@ -130,7 +154,19 @@ public final class Engine {
     public func regionID(_ region: Int32) -> String { index.regions[Int(region)].id }
     public func deviceName(_ device: Int32) -> String { monitor.devices.name(device) }
 
+    /// A geographic event: for a positioned beacon region it is only the fix half of the state,
+    /// which the beacon monitor combines with sightings before anything is reported.
     fileprivate func handle(_ e: RegionEvent) {
+        if beacons.isBeaconRegion(e.region) {
+            if e.kind != .dwell {
+                beacons.fixTransition(device: e.device, region: e.region, inside: e.kind == .enter, at: e.t, distance: e.distance)
+            }
+            return
+        }
+        report(e)
+    }
+
+    fileprivate func report(_ e: RegionEvent) {
         output?.regionEvent(e)
         onEvent?(e)
         if e.kind != .dwell {
@@ -141,5 +177,10 @@ public final class Engine {
     private final class Relay: RegionEventSink {
         unowned var engine: Engine!
         func handle(_ event: RegionEvent) { engine.handle(event) }
+    }
+
+    private final class BeaconRelay: RegionEventSink {
+        unowned var engine: Engine!
+        func handle(_ event: RegionEvent) { engine.report(event) }
     }
 }

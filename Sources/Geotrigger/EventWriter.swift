@@ -36,9 +36,23 @@ public final class EventWriter: EngineOutput {
         devices.withName(e.device) { o.appendJSONString($0) }
         o.append(",\"region\":")
         o.appendJSONString(regionIDs[Int(e.region)])
+        if let b = e.beacon {
+            o.append(",\"beacon\":")
+            o.appendBeacon(b)
+        }
+        if let p = e.proximity {
+            o.append(",\"proximity\":\"")
+            o.append(p)
+            o.append("\"")
+        }
         if e.distance.isFinite {
             o.append(",\"distance\":")
             o.appendFixed2(e.distance)
+        }
+        if let reason = e.reason {
+            o.append(",\"reason\":\"")
+            o.append(reason.rawValue)
+            o.append("\"")
         }
         if e.kind != .enter && !e.enteredAt.isNaN {
             o.append(",\"enteredAt\":")

@@ -75,4 +75,15 @@ extension OutputFile {
             }
         }
     }
+
+    /// Appends `{"uuid":"…","major":…,"minor":…}` for a concrete beacon.
+    public func appendBeacon(_ b: BeaconID) {
+        append("{\"uuid\":\"")
+        append(b.uuidString)
+        append("\",\"major\":")
+        appendInteger(Int64(b.major))
+        append(",\"minor\":")
+        appendInteger(Int64(b.minor))
+        append("}")
+    }
 }

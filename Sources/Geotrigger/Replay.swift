@@ -21,6 +21,7 @@ public struct ReplayConfiguration: Sendable {
     public var device: String? = nil
     public var hysteresis: Hysteresis = .automatic
     public var monitor = MonitorOptions()
+    public var beacons = BeaconOptions()
     /// Advance the clock to this time at the end of input (fires due timers).
     public var until: Double? = nil
     public var strict = false
@@ -150,7 +151,7 @@ public final class Replay {
         }
 
         // Requests were checked against the regions already, so this cannot refuse them.
-        let engine = try Engine(index: index, options: config.monitor, requests: requests)
+        let engine = try Engine(index: index, options: config.monitor, beaconOptions: config.beacons, requests: requests)
         let monitor = engine.monitor
         let writer = EventWriter(output: output, devices: monitor.devices, regions: index.regions,
                                  echoProperties: config.echoProperties)
@@ -182,11 +183,14 @@ public final class Replay {
                         try reject(reason, source: merged.currentSource, line: r.line, rejects: rejects, reported: &reported)
                     }
                 case .sighting:
-                    if let reason = engine.touch(device: d, t: r.t) {
-                        try reject(reason, source: merged.currentSource, line: r.line, rejects: rejects, reported: &reported)
-                    } else {
+                    switch engine.sighting(device: d, t: r.t, beacon: r.beacon, rssi: r.rssi, tx: r.tx) {
+                    case nil:
+                        try reject(.outOfOrder, source: merged.currentSource, line: r.line, rejects: rejects, reported: &reported)
+                    case .applied?:
                         statistics.sightings += 1
-                        statistics.sightingsWithoutBeaconRegions += 1
+                    case .unmatched?:
+                        statistics.sightings += 1
+                        statistics.sightingsUnmatched += 1
                     }
                 case .control:
                     if let reason = engine.touch(device: d, t: r.t) {

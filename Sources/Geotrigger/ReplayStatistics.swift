@@ -11,8 +11,8 @@ public struct ReplayStatistics: Sendable {
     public var ignoredForAccuracy = 0
     /// GPX track points without a `<time>`: not readings, but reported so nothing vanishes unseen.
     public var gpxPointsWithoutTime = 0
-    /// Sightings read but not evaluated because no beacon region was loaded.
-    public var sightingsWithoutBeaconRegions = 0
+    /// Sightings of beacons that no beacon region matches.
+    public var sightingsUnmatched = 0
     /// Deliveries by trigger kind, in `EventWriter.triggerKinds` order.
     public var deliveries = [Int](repeating: 0, count: EventWriter.triggerKinds.count)
     public var events = [Int](repeating: 0, count: RegionEvent.Kind.allCases.count)
@@ -55,8 +55,8 @@ public struct ReplayStatistics: Sendable {
         if gpxPointsWithoutTime > 0 {
             lines.append("  skipped: \(grouped(gpxPointsWithoutTime)) GPX track points without <time>")
         }
-        if sightingsWithoutBeaconRegions > 0 {
-            lines.append("  not evaluated: \(grouped(sightingsWithoutBeaconRegions)) beacon sightings (no beacon regions loaded)")
+        if sightingsUnmatched > 0 {
+            lines.append("  unmatched: \(grouped(sightingsUnmatched)) beacon sightings match no beacon region")
         }
         let ev = RegionEvent.Kind.allCases.map { "\(grouped(events[Int($0.rawValue)])) \($0.name)" }
         lines.append("events: " + ev.joined(separator: ", "))

@@ -21,14 +21,33 @@ enum StateWriter {
             o.append(":{\"lastReading\":")
             o.appendTime(monitor.lastReading(of: d))
             o.append(",\"inside\":[")
-            for (k, v) in monitor.visits(of: d).enumerated() {
-                if k > 0 { o.append(",") }
+            var first = true
+            func separator() {
+                if !first { o.append(",") }
+                first = false
+            }
+            // A positioned beacon region's circle visit is only half its state: the beacon monitor's
+            // visit is the one to list.
+            for v in monitor.visits(of: d) where !engine.beacons.isBeaconRegion(v.region) {
+                separator()
                 o.append("{\"region\":")
                 o.appendJSONString(regionIDs[Int(v.region)])
                 o.append(",\"enteredAt\":")
                 o.appendTime(v.enteredAt)
                 o.append(v.dwelled ? ",\"dwelled\":true" : ",\"dwelled\":false")
                 if v.silent { o.append(",\"initial\":true") }
+                o.append("}")
+            }
+            for v in engine.beacons.visits(of: d) {
+                separator()
+                o.append("{\"region\":")
+                o.appendJSONString(regionIDs[Int(v.region)])
+                o.append(",\"enteredAt\":")
+                o.appendTime(v.enteredAt)
+                if let b = v.beacon {
+                    o.append(",\"beacon\":")
+                    o.appendBeacon(b)
+                }
                 o.append("}")
             }
             o.append("],\"pending\":[")

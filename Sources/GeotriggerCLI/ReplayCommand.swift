@@ -117,6 +117,7 @@ struct ReplayCommand: ParsableCommand {
         config.device = device
         config.hysteresis = hysteresis.map { .metres($0) } ?? .automatic
         config.monitor = MonitorOptions(maxAccuracy: maxAccuracy, dwell: dwell, initial: initial)
+        config.beacons.exitAfter = beaconExit
         config.until = until.flatMap(parseTime)
         config.strict = strict
         config.outputPath = output

@@ -1,3 +1,5 @@
+import GeotriggerCore
+
 /// A region event for one device.
 ///
 /// Devices and regions are numbers: the device id from the monitor's `DeviceTable`, the region its
@@ -26,6 +28,20 @@ public struct RegionEvent: Sendable {
     public var distance: Double
     /// For `exit` and `dwell`: when the visit began (NaN otherwise).
     public var enteredAt: Double
+    /// For beacon regions: the concrete beacon (a wildcard region's events name it).
+    public var beacon: BeaconID?
+    /// For beacon regions: the estimated proximity (`immediate`, `near`, `far`), if known.
+    public var proximity: String?
+    /// For beacon exits: why the visit ended.
+    public var reason: ExitReason?
+
+    /// Why a beacon-region visit ended.
+    public enum ExitReason: String, Sendable {
+        /// Every matching beacon was estimated beyond the zone (with hysteresis).
+        case distance
+        /// No qualifying sighting for `--beacon-exit` seconds.
+        case silence
+    }
 
     public init(kind: Kind, t: Double, device: Int32, region: Int32, distance: Double = .nan, enteredAt: Double = .nan) {
         self.kind = kind
@@ -34,6 +50,14 @@ public struct RegionEvent: Sendable {
         self.region = region
         self.distance = distance
         self.enteredAt = enteredAt
+    }
+
+    public init(kind: Kind, t: Double, device: Int32, region: Int32, distance: Double, enteredAt: Double,
+                beacon: BeaconID?, proximity: String?, reason: ExitReason?) {
+        self.init(kind: kind, t: t, device: device, region: region, distance: distance, enteredAt: enteredAt)
+        self.beacon = beacon
+        self.proximity = proximity
+        self.reason = reason
     }
 }
 

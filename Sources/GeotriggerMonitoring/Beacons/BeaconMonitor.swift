@@ -1,0 +1,317 @@
+import GeotriggerCore
+import GeotriggerReadings
+
+public struct BeaconOptions: Sendable {
+    /// A visit ends this many seconds after the last qualifying sighting (stamped then).
+    public var exitAfter: Double = 30
+    /// Leave a zone only when estimated beyond its limit × (1 + this).
+    public var hysteresis: Double = 0.15
+    /// Sightings of positioned beacons at most this old are fused into a position.
+    public var fusionWindow: Double = 2
+
+    public init(exitAfter: Double = 30, hysteresis: Double = 0.15, fusionWindow: Double = 2) {
+        self.exitAfter = exitAfter
+        self.hysteresis = hysteresis
+        self.fusionWindow = fusionWindow
+    }
+}
+
+/// Beacon-region state per (device, region): sightings smoothed per (device, beacon), distances
+/// from the log-distance model, zones with hysteresis, exits by distance or by silence.
+///
+/// A device is in a beacon region when a matching beacon is estimated within the zone (for `any`:
+/// seen at all), or, for a region with a position, when its latest fix is inside the zone circle
+/// (the geographic monitor decides that and reports it through `fixTransition`). Where a device
+/// hears three or more positioned beacons within `fusionWindow`, their distances are fused into a
+/// position (weighted least squares) and positioned zones are decided from it: one position from
+/// many noisy beacons beats any single RSSI.
+public final class BeaconMonitor {
+    public let regions: [Region]
+    public let matcher: BeaconMatcher
+    public let options: BeaconOptions
+    public weak var sink: (any RegionEventSink)?
+
+    public enum Outcome: Equatable, Sendable {
+        case applied
+        /// No beacon region matches the sighting's beacon.
+        case unmatched
+    }
+
+    /// Per (device, concrete beacon): the smoothed signal.
+    struct Track {
+        var filter = RSSIFilter()
+        var lastSeen = -Double.infinity
+        var smoothed = Double.nan
+        var tx = Double.nan
+        var beacon: Int32
+        /// Bit k set: qualifies for the k-th region `matcher` gives for this beacon.
+        var qualifies: UInt64 = 0
+    }
+
+    /// Per (device, beacon region).
+    struct Zone {
+        var inside = false
+        var enteredAt = Double.nan
+        /// Beacons currently estimated within the zone.
+        var qualifying = 0
+        var lastQualifying = -Double.infinity
+        /// Decided by the fused position (positioned regions, ≥ 3 anchors).
+        var fusedIn = false
+        /// The device's latest fix is inside the zone circle.
+        var fixIn = false
+        var cause = BeaconID()
+        var causeDistance = Double.nan
+        var timerArmed = false
+    }
+
+    struct SilenceTimer {
+        var device: Int32
+        var zone: Int32
+    }
+
+    private var beaconIDs: [BeaconID] = []
+    private var beaconSlots: [BeaconID: Int32] = [:]
+    private var tracks: [Track] = []
+    private var trackSlots: [UInt64: Int32] = [:]
+    /// Per device, its track slots (few: the beacons it hears).
+    private var deviceTracks: [[Int32]] = []
+    private var zones: [Zone] = []
+    private var zoneSlots: [UInt64: Int32] = [:]
+    private var zoneKeys: [(device: Int32, region: Int32)] = []
+    private var timers = TimerQueue<SilenceTimer>()
+    /// Positions of positioned beacon regions, by region.
+    private let positions: [Coordinate?]
+    private let positionedCount: Int
+
+    public init(regions: [Region], options: BeaconOptions = BeaconOptions()) {
+        self.regions = regions
+        self.options = options
+        matcher = BeaconMatcher(regions: regions)
+        positions = regions.map { region in
+            if case .beacon(let b) = region.shape { return b.position }
+            return nil
+        }
+        positionedCount = positions.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
+    }
+
+    public var isEmpty: Bool { matcher.count == 0 }
+
+    public func isBeaconRegion(_ r: Int32) -> Bool {
+        if case .beacon = regions[Int(r)].shape { return true }
+        return false
+    }
+
+    private func spec(_ r: Int32) -> BeaconRegion {
+        guard case .beacon(let b) = regions[Int(r)].shape else { preconditionFailure("region \(r) is no beacon region") }
+        return b
+    }
+
+    // MARK: Sightings
+
+    /// Applies one sighting. Timers due before `t` should have been fired first.
+    public func sighting(device d: Int32, t: Double, beacon id: BeaconID, rssi: Double, tx: Double) -> Outcome {
+        var any = false
+        matcher.forEachMatch(id) { _ in any = true }
+        guard any else { return .unmatched }
+        let ti = track(device: d, beacon: id)
+        let smoothed = tracks[ti].filter.update(rssi: rssi, at: t)
+        tracks[ti].lastSeen = t
+        tracks[ti].smoothed = smoothed
+        tracks[ti].tx = tx
+
+        let fused = positionedCount >= 3 ? fusedPosition(device: d, at: t) : nil
+        var k = 0
+        matcher.forEachMatch(id) { r in
+            defer { k += 1 }
+            let region = spec(r)
+            let z = Int(zone(device: d, region: r))
+            let distance = DistanceModel.distance(rssi: smoothed, tx: tx, region: region)
+            let bit = UInt64(1) << UInt64(min(k, 63))
+            let was = tracks[ti].qualifies & bit != 0
+            let now: Bool
+            if let fused, let position = region.position, let limit = region.zone.limit {
+                // Positioned zones follow the fused position, with the same hysteresis.
+                let p = fused.frame.point(position)
+                let dFused = ((p.east - fused.fix.east) * (p.east - fused.fix.east)
+                    + (p.north - fused.fix.north) * (p.north - fused.fix.north)).squareRoot()
+                now = zones[z].fusedIn ? dFused <= limit * (1 + options.hysteresis) : dFused < limit
+                zones[z].fusedIn = now
+            } else if let limit = region.zone.limit {
+                now = was ? distance <= limit * (1 + options.hysteresis) : distance < limit
+            } else {
+                now = true  // `any` / `far`: seen at all
+            }
+            if now != was {
+                tracks[ti].qualifies ^= bit
+                zones[z].qualifying += now ? 1 : -1
+            }
+            if now {
+                zones[z].lastQualifying = t
+                zones[z].cause = id
+                zones[z].causeDistance = distance
+            } else if was && zones[z].qualifying > 0 {
+                expireSilent(device: d, zone: Int32(z), region: r, at: t)
+            }
+            update(zone: Int32(z), device: d, region: r, at: t, stamp: t, reason: .distance)
+        }
+        return .applied
+    }
+
+    /// A positioned beacon region's fix-based state changed (from the geographic monitor).
+    public func fixTransition(device d: Int32, region r: Int32, inside: Bool, at t: Double, distance: Double) {
+        let z = zone(device: d, region: r)
+        zones[Int(z)].fixIn = inside
+        if inside && !zones[Int(z)].inside { zones[Int(z)].causeDistance = distance }
+        update(zone: z, device: d, region: r, at: t, stamp: t, reason: .distance)
+    }
+
+    // MARK: Clock
+
+    public var nextTimerDue: Double? { timers.nextDue }
+
+    public func fireTimers(before t: Double) {
+        while let (due, timer) = timers.popDue(before: t) { fire(timer, due: due) }
+    }
+
+    public func advance(to t: Double) {
+        while let (due, timer) = timers.popDue(through: t) { fire(timer, due: due) }
+    }
+
+    @discardableResult
+    public func fireNextTimer() -> Bool {
+        guard let (due, timer) = timers.popNext() else { return false }
+        fire(timer, due: due)
+        return true
+    }
+
+    private func fire(_ timer: SilenceTimer, due: Double) {
+        let z = Int(timer.zone)
+        zones[z].timerArmed = false
+        guard zones[z].qualifying > 0 || zones[z].fusedIn else { return }
+        let expires = zones[z].lastQualifying + options.exitAfter
+        if expires > due {
+            arm(zone: timer.zone, device: timer.device, at: expires)  // a newer sighting came in
+            return
+        }
+        // Silence: nothing qualifying since lastQualifying; every beacon of this zone drops out.
+        let r = zoneKeys[z].region
+        for ti in deviceTracks[Int(timer.device)] {
+            var k = 0
+            matcher.forEachMatch(beaconIDs[Int(tracks[Int(ti)].beacon)]) { match in
+                if match == r { tracks[Int(ti)].qualifies &= ~(UInt64(1) << UInt64(min(k, 63))) }
+                k += 1
+            }
+        }
+        zones[z].qualifying = 0
+        zones[z].fusedIn = false
+        update(zone: timer.zone, device: timer.device, region: r, at: due, stamp: due, reason: .silence)
+    }
+
+    // MARK: State
+
+    /// Emits enter/exit when the combined state (a qualifying beacon, or a fix inside) changes.
+    private func update(zone z: Int32, device d: Int32, region r: Int32, at t: Double, stamp: Double,
+                        reason: RegionEvent.ExitReason) {
+        let zi = Int(z)
+        let inNow = zones[zi].qualifying > 0 || zones[zi].fusedIn || zones[zi].fixIn
+        if inNow && (zones[zi].qualifying > 0 || zones[zi].fusedIn) && !zones[zi].timerArmed {
+            arm(zone: z, device: d, at: zones[zi].lastQualifying + options.exitAfter)
+        }
+        guard inNow != zones[zi].inside else { return }
+        zones[zi].inside = inNow
+        let hasBeacon = zones[zi].cause != BeaconID()
+        let beacon = hasBeacon ? zones[zi].cause : nil
+        let distance = zones[zi].causeDistance
+        if inNow {
+            zones[zi].enteredAt = stamp
+            sink?.handle(RegionEvent(kind: .enter, t: stamp, device: d, region: r, distance: distance, enteredAt: .nan,
+                                     beacon: beacon, proximity: hasBeacon ? Proximity.classify(distance: distance).name : nil,
+                                     reason: nil))
+        } else {
+            sink?.handle(RegionEvent(kind: .exit, t: stamp, device: d, region: r, distance: .nan,
+                                     enteredAt: zones[zi].enteredAt, beacon: beacon, proximity: nil, reason: reason))
+        }
+    }
+
+    /// A beacon left the zone while others still count: drop those silent for `exitAfter`.
+    private func expireSilent(device d: Int32, zone z: Int32, region r: Int32, at t: Double) {
+        for ti in deviceTracks[Int(d)] where tracks[Int(ti)].lastSeen + options.exitAfter <= t {
+            var k = 0
+            matcher.forEachMatch(beaconIDs[Int(tracks[Int(ti)].beacon)]) { match in
+                let bit = UInt64(1) << UInt64(min(k, 63))
+                if match == r && tracks[Int(ti)].qualifies & bit != 0 {
+                    tracks[Int(ti)].qualifies &= ~bit
+                    zones[Int(z)].qualifying -= 1
+                }
+                k += 1
+            }
+        }
+    }
+
+    private func arm(zone z: Int32, device d: Int32, at due: Double) {
+        zones[Int(z)].timerArmed = true
+        timers.schedule(at: due, SilenceTimer(device: d, zone: z))
+    }
+
+    /// A position fused (weighted least squares) from the positioned beacons this device heard
+    /// within the window, in a local metric frame around the first of them; nil with fewer than 3.
+    private func fusedPosition(device d: Int32, at t: Double) -> (frame: LocalFrame, fix: LocalPoint)? {
+        var anchors = FusionAnchors()
+        var frame: LocalFrame?
+        for ti in deviceTracks[Int(d)] {
+            let track = tracks[Int(ti)]
+            guard t - track.lastSeen <= options.fusionWindow, !track.smoothed.isNaN else { continue }
+            var anchor: (Coordinate, Double)?
+            matcher.forEachMatch(beaconIDs[Int(track.beacon)]) { r in
+                let region = spec(r)
+                guard anchor == nil, let p = region.position else { return }
+                anchor = (p, DistanceModel.distance(rssi: track.smoothed, tx: track.tx, region: region))
+            }
+            guard let (position, distance) = anchor else { continue }
+            if frame == nil { frame = LocalFrame(origin: position) }
+            _ = anchors.append(FusionAnchor(frame!.point(position), distance: distance))
+        }
+        guard let frame, anchors.count >= 3 else { return nil }
+        let fix = PositionFusion.solve(anchors)
+        guard fix.confidence != .none, fix.x.isFinite, fix.y.isFinite else { return nil }
+        return (frame, fix.point)
+    }
+
+    private func track(device d: Int32, beacon id: BeaconID) -> Int {
+        let b: Int32
+        if let known = beaconSlots[id] {
+            b = known
+        } else {
+            b = Int32(beaconIDs.count)
+            beaconIDs.append(id)
+            beaconSlots[id] = b
+        }
+        let key = UInt64(UInt32(bitPattern: d)) << 32 | UInt64(UInt32(bitPattern: b))
+        if let slot = trackSlots[key] { return Int(slot) }
+        let slot = Int32(tracks.count)
+        tracks.append(Track(beacon: b))
+        trackSlots[key] = slot
+        while deviceTracks.count <= Int(d) { deviceTracks.append([]) }
+        deviceTracks[Int(d)].append(slot)
+        return Int(slot)
+    }
+
+    private func zone(device d: Int32, region r: Int32) -> Int32 {
+        let key = UInt64(UInt32(bitPattern: d)) << 32 | UInt64(UInt32(bitPattern: r))
+        if let slot = zoneSlots[key] { return slot }
+        let slot = Int32(zones.count)
+        zones.append(Zone())
+        zoneSlots[key] = slot
+        zoneKeys.append((d, r))
+        return slot
+    }
+
+    // MARK: Inspection
+
+    /// The beacon regions a device is in, with when it entered and the beacon that put it there.
+    public func visits(of d: Int32) -> [(region: Int32, enteredAt: Double, beacon: BeaconID?)] {
+        zones.indices.filter { zoneKeys[$0].device == d && zones[$0].inside }
+            .map { (zoneKeys[$0].region, zones[$0].enteredAt, zones[$0].cause == BeaconID() ? nil : zones[$0].cause) }
+            .sorted { $0.region < $1.region }
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import GeotriggerCore
+@testable import GeotriggerMonitoring
+import Testing
+
+let uuidA = BeaconID.parseUUID("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0")!
+let uuidB = BeaconID.parseUUID("F7826DA6-4FA2-4E98-8024-BC5B71E0893E")!
+
+func beacon(_ u: (UInt64, UInt64), _ major: Int32, _ minor: Int32) -> BeaconID {
+    BeaconID(uuidHigh: u.0, uuidLow: u.1, major: major, minor: minor)
+}
+
+func beaconRegion(_ id: String, _ identity: BeaconID, zone: BeaconRegion.Zone = .near, power: Double? = nil,
+                  at position: Coordinate? = nil) -> Region {
+    Region(id: id, shape: .beacon(BeaconRegion(identity: identity, zone: zone, measuredPower: power, position: position)))
+}
+
+/// RSSI that the log-distance model (P = −59, n = 2) maps to `metres`.
+func rssi(at metres: Double, power: Double = -59) -> Double { power - 20 * log10(metres) }
+
+final class BeaconRecorder: RegionEventSink {
+    var events: [RegionEvent] = []
+    func handle(_ e: RegionEvent) { events.append(e) }
+    var log: String {
+        events.map { "\($0.kind.name)@\(Int($0.t))" + ($0.reason.map { ":\($0.rawValue)" } ?? "") }.joined(separator: ",")
+    }
+}
+
+struct BeaconHarness {
+    let monitor: BeaconMonitor
+    let recorder = BeaconRecorder()
+    init(_ regions: [Region], options: BeaconOptions = BeaconOptions()) {
+        monitor = BeaconMonitor(regions: regions, options: options)
+        monitor.sink = recorder
+    }
+    /// Feeds sightings of one beacon at 1 Hz, as the engine does (timers before, at).
+    func feed(_ id: BeaconID, metres: [Double], from t0: Double = 0, device: Int32 = 0, tx: Double = .nan) {
+        for (i, m) in metres.enumerated() {
+            let t = t0 + Double(i)
+            monitor.fireTimers(before: t)
+            _ = monitor.sighting(device: device, t: t, beacon: id, rssi: rssi(at: m), tx: tx)
+            monitor.advance(to: t)
+        }
+    }
+}
+
+@Suite("Beacon regions")
+struct BeaconMonitorTests {
+    @Test("identity matching as Core Location: exact, major wildcard, UUID wildcard")
+    func matching() {
+        let regions = [
+            beaconRegion("exact", beacon(uuidA, 1, 7)),
+            beaconRegion("major", beacon(uuidA, 1, -1)),
+            beaconRegion("uuid", beacon(uuidA, -1, -1)),
+            beaconRegion("other", beacon(uuidB, -1, -1)),
+            Region(id: "circle", shape: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 5)),
+        ]
+        let m = BeaconMatcher(regions: regions)
+        #expect(m.count == 4)
+        #expect(m.matches(beacon(uuidA, 1, 7)) == [0, 1, 2])
+        #expect(m.matches(beacon(uuidA, 1, 8)) == [1, 2])
+        #expect(m.matches(beacon(uuidA, 2, 7)) == [2])
+        #expect(m.matches(beacon(uuidB, 9, 9)) == [3])
+        #expect(m.matches(beacon((1, 2), 1, 7)).isEmpty)
+    }
+
+    @Test("enter when estimated within the zone; exit by distance once the smoothed estimate is beyond it")
+    func enterExitByDistance() throws {
+        let h = BeaconHarness([beaconRegion("lobby", beacon(uuidA, 1, 7))])
+        h.feed(beacon(uuidA, 1, 7), metres: Array(repeating: 1.0, count: 10) + Array(repeating: 20.0, count: 20))
+        #expect(h.recorder.events.map(\.kind.name) == ["enter", "exit"])
+        let enter = h.recorder.events[0], exit = h.recorder.events[1]
+        #expect(enter.t == 0 && enter.proximity == "near" && abs(enter.distance - 1) < 1e-9)
+        #expect(enter.beacon == beacon(uuidA, 1, 7))
+        #expect(exit.reason == .distance && exit.t > 10 && exit.t < 20 && exit.enteredAt == 0)
+    }
+
+    @Test("exit by silence, stamped last sighting + --beacon-exit, fired by the clock alone")
+    func exitBySilence() {
+        let h = BeaconHarness([beaconRegion("lobby", beacon(uuidA, 1, 7))], options: BeaconOptions(exitAfter: 30))
+        h.feed(beacon(uuidA, 1, 7), metres: [1, 1, 1])        // t 0, 1, 2
+        h.monitor.advance(to: 31.9)
+        #expect(h.recorder.log == "enter@0")
+        h.monitor.advance(to: 100)
+        #expect(h.recorder.log == "enter@0,exit@32:silence")
+    }
+
+    @Test("noise around the boundary does not flap (hysteresis 15 %)")
+    func hysteresis() {
+        let h = BeaconHarness([beaconRegion("lobby", beacon(uuidA, 1, 7))])
+        // Inside at 2.5 m, then wandering 2.8–3.4 m (< 3 × 1.15 = 3.45): stays inside.
+        h.feed(beacon(uuidA, 1, 7), metres: [2.5, 2.5, 2.5] + (0..<40).map { $0 % 2 == 0 ? 3.4 : 2.8 })
+        #expect(h.recorder.log == "enter@0")
+    }
+
+    @Test("a wildcard region's events name the concrete beacon")
+    func wildcardNamesBeacon() {
+        let h = BeaconHarness([beaconRegion("store", beacon(uuidA, -1, -1), zone: .any)])
+        h.feed(beacon(uuidA, 4, 2), metres: [8])
+        h.monitor.advance(to: 100)
+        #expect(h.recorder.events.map { $0.beacon } == [beacon(uuidA, 4, 2), beacon(uuidA, 4, 2)])
+        #expect(h.recorder.log == "enter@0,exit@30:silence")
+    }
+
+    @Test("P₁ₘ comes from the sighting's tx, else the region's measuredPower, else −59")
+    func measuredPowerPrecedence() {
+        // Region says −70 dBm at 1 m; RSSI −70 → 1 m (near). With tx −50 the same RSSI is 10 m (far).
+        let byRegion = BeaconHarness([beaconRegion("r", beacon(uuidA, 1, 1), power: -70)])
+        _ = byRegion.monitor.sighting(device: 0, t: 0, beacon: beacon(uuidA, 1, 1), rssi: -70, tx: .nan)
+        #expect(byRegion.recorder.log == "enter@0")
+        let byTx = BeaconHarness([beaconRegion("r", beacon(uuidA, 1, 1), power: -70)])
+        _ = byTx.monitor.sighting(device: 0, t: 0, beacon: beacon(uuidA, 1, 1), rssi: -70, tx: -50)
+        #expect(byTx.recorder.log == "")
+        let byDefault = BeaconHarness([beaconRegion("r", beacon(uuidA, 1, 1))])
+        _ = byDefault.monitor.sighting(device: 0, t: 0, beacon: beacon(uuidA, 1, 1), rssi: -70, tx: .nan)
+        #expect(byDefault.recorder.log == "")   // −70 with −59 at 1 m is 3.5 m: outside near
+    }
+
+    @Test("unmatched beacons are reported, not silently dropped")
+    func unmatched() {
+        let h = BeaconHarness([beaconRegion("r", beacon(uuidA, 1, 1))])
+        #expect(h.monitor.sighting(device: 0, t: 0, beacon: beacon(uuidB, 1, 1), rssi: -60, tx: .nan) == .unmatched)
+        #expect(h.monitor.sighting(device: 0, t: 0, beacon: beacon(uuidA, 1, 1), rssi: -60, tx: .nan) == .applied)
+    }
+
+    @Test("fusion: four positioned beacons locate the device; only the zone it is in is entered")
+    func fusion() {
+        // Beacons at the corners of a 10 m square (local metres → lat/lon near 45°N 14°E).
+        let origin = Coordinate(latitude: 45, longitude: 14)
+        func place(_ x: Double, _ y: Double) -> Coordinate {
+            Coordinate(latitude: origin.latitude + y / 111_132.0, longitude: origin.longitude + x / (111_320.0 * cos(45 * .pi / 180)))
+        }
+        let corners = [(0.0, 0.0), (10.0, 0.0), (0.0, 10.0), (10.0, 10.0)]
+        let regions = corners.enumerated().map { i, c in
+            beaconRegion("b\(i)", beacon(uuidA, 1, Int32(i)), zone: .near, at: place(c.0, c.1))
+        }
+        let h = BeaconHarness(regions)
+        let device = (1.0, 1.5)   // 1.8 m from b0, far from the others
+        for step in 0..<6 {
+            for (i, c) in corners.enumerated() {
+                let t = Double(step) + Double(i) * 0.1
+                let d = ((device.0 - c.0) * (device.0 - c.0) + (device.1 - c.1) * (device.1 - c.1)).squareRoot()
+                _ = h.monitor.sighting(device: 0, t: t, beacon: beacon(uuidA, 1, Int32(i)), rssi: rssi(at: d), tx: .nan)
+            }
+        }
+        #expect(h.recorder.events.map { "\($0.kind.name):\(regions[Int($0.region)].id)" } == ["enter:b0"])
+    }
+}
