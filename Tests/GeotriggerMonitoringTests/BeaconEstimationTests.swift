@@ -49,27 +49,28 @@ struct SeededNoise {
             #expect(abs(f.estimate - level) <= 1e-9)
         }
 
-        /// A step inside the gate is followed exponentially with time constant τ = 2 s whatever the
-        /// rate: still more than a third of it left after 1 s, within 10 % after τ·ln 10 ≈ 4.6 s.
+        /// With q = 15 dB²/s and R = 36 dB², at 2 Hz the steady-state gain is about 0.36: a 6 dB step
+        /// is smoothed (over 2 dB left after the first sample) and followed within 0.6 dB in 5 s.
         @Test(arguments: [1.0, 2.0, 10.0])
-        func stepIsFollowedWithTheTimeConstant(rate: Double) {
+        func stepIsFollowed(rate: Double) {
             var f = RSSIFilter()
             let dt = 1 / rate
             var t = 0.0
             for _ in 0..<Int(30 * rate) { f.update(rssi: -70, at: t); t += dt }
             let stepAt = t
-            var errorAfter1s = Double.nan, errorAfter5s = Double.nan
+            let first = abs(f.update(rssi: -64, at: t) + 64)
+            var errorAfter5s = Double.nan
+            t += dt
             while t <= stepAt + 5 + 1e-9 {
                 let e = abs(f.update(rssi: -64, at: t) + 64)
-                if abs(t - stepAt - 1) < 1e-9 { errorAfter1s = e }
                 if abs(t - stepAt - 5) < 1e-9 { errorAfter5s = e }
                 t += dt
             }
-            #expect(errorAfter1s > 2, "smoothed, not copied: \(errorAfter1s)")
+            #expect(first > 2, "smoothed, not copied: \(first)")
             #expect(errorAfter5s < 0.6, "followed: \(errorAfter5s)")
         }
 
-        @Test func tenDecibelStepReachedWithinThreeTimeConstants() {
+        @Test func tenDecibelStepReachedWithinSixSeconds() {
             var f = RSSIFilter()
             var t = 0.0
             for _ in 0..<60 { f.update(rssi: -70, at: t); t += 0.5 }
@@ -79,42 +80,40 @@ struct SeededNoise {
                 if abs(f.update(rssi: -60, at: t) + 60) < 1, reached.isNaN { reached = t - stepAt }
                 t += 0.5
             }
-            #expect(reached <= 6, "within 1 dB after \(reached) s")  // 3τ
+            #expect(reached <= 6, "within 1 dB after \(reached) s")
         }
 
-        @Test func singleSpikeIsIgnored() {
+        /// A spike beyond 3 predicted σ (√(p + R) ≈ 7 dB at 2 Hz) is skipped outright.
+        @Test func largeSpikeIsSkipped() {
             var f = RSSIFilter()
             var t = 0.0
             for _ in 0..<40 { f.update(rssi: -70, at: t); t += 0.5 }
-            let spiked = f.update(rssi: -90, at: t)
-            #expect(abs(spiked + 70) < 2)
+            let spiked = f.update(rssi: -100, at: t)
+            #expect(spiked == -70)
             t += 0.5
             for _ in 0..<10 { f.update(rssi: -70, at: t); t += 0.5 }
             #expect(abs(f.estimate + 70) < 1e-9)
         }
 
-        @Test func singleSpikeInNoiseIsIgnored() {
-            var noise = SeededNoise(seed: 7)
+        /// A smaller one inside the gate moves the estimate only by the Kalman gain (< 40 %).
+        @Test func spikeInsideTheGateIsDamped() {
             var f = RSSIFilter()
             var t = 0.0
-            for _ in 0..<200 { f.update(rssi: -70 + 3 * noise.normal(), at: t); t += 0.5 }
-            let before = f.estimate
-            let after = f.update(rssi: -45, at: t)  // +25 dB
-            #expect(abs(after - before) < 2)
+            for _ in 0..<40 { f.update(rssi: -70, at: t); t += 0.5 }
+            let after = f.update(rssi: -80, at: t)
+            #expect(after < -70 && after > -74, "\(after)")
         }
 
         @Test func sustainedChangeIsFollowed() {
             var f = RSSIFilter()
             var t = 0.0
             for _ in 0..<40 { f.update(rssi: -70, at: t); t += 0.5 }
-            let first = f.update(rssi: -90, at: t)
-            #expect(abs(first + 70) < 2)  // one sample: an outlier for now
+            let first = f.update(rssi: -95, at: t)
+            #expect(first == -70)  // one sample: skipped by the gate
             t += 0.5
             var estimate = first
-            for _ in 0..<2 { estimate = f.update(rssi: -90, at: t); t += 0.5 }
-            #expect(abs(estimate + 90) < 1, "three in a row re-seed: \(estimate)")
-            for _ in 0..<10 { estimate = f.update(rssi: -90, at: t); t += 0.5 }
-            #expect(abs(estimate + 90) < 1e-9)
+            for _ in 0..<12 { estimate = f.update(rssi: -95, at: t); t += 0.5 }
+            #expect(abs(estimate + 95) < 1, "a sustained change gets through: \(estimate)")
         }
 
         @Test func longGaussianStreamIsUnbiased() {
@@ -136,8 +135,6 @@ struct SeededNoise {
             // And it does smooth: the estimates' spread is well below the samples' 4 dB.
             let rms = (sumSquares / Double(n - warmUp)).squareRoot()
             #expect(rms < 2.5, "rms \(rms)")
-            // The spread estimate finds the noise.
-            #expect(abs(f.measurementSigma - 4) < 1, "sigma \(f.measurementSigma)")
         }
 
         @Test func silenceWidensTheGateAndTheVariance() {
@@ -147,10 +144,10 @@ struct SeededNoise {
             var t = 0.5
             for _ in 0..<20 { f.update(rssi: -70, at: t); t += 0.5 }
             #expect(f.variance < v1)
-            #expect(f.predictedVariance(at: t + 60) > 100 * f.variance)
-            // After a minute of silence a new level is taken at once, not gated.
+            #expect(abs(f.predictedVariance(at: f.lastTime + 60) - (f.variance + 15 * 60)) < 1e-9)
+            // After a minute of silence a new level is taken almost at once, not gated.
             let e = f.update(rssi: -85, at: t + 60)
-            #expect(abs(e + 85) < 0.1, "\(e)")
+            #expect(abs(e + 85) < 0.6, "\(e)")
         }
     }
 

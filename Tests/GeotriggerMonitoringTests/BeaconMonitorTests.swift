@@ -85,12 +85,16 @@ struct BeaconMonitorTests {
         #expect(h.recorder.log == "enter@0,exit@32:silence")
     }
 
-    @Test("noise around the boundary does not flap (hysteresis 15 %)")
+    @Test("noise around the boundary does not flap: decisions use the estimate's 1σ bounds")
     func hysteresis() {
         let h = BeaconHarness([beaconRegion("lobby", beacon(uuidA, 1, 7))])
-        // Inside at 2.5 m, then wandering 2.8–3.4 m (< 3 × 1.15 = 3.45): stays inside.
-        h.feed(beacon(uuidA, 1, 7), metres: [2.5, 2.5, 2.5] + (0..<40).map { $0 % 2 == 0 ? 3.4 : 2.8 })
+        // Clearly inside at 1 m (even RSSI − σ is within 3 m), then readings alternating 2.8 and
+        // 4 m: the smoothed distance hovers around 3.3 m, but RSSI + σ stays inside, so no exit.
+        h.feed(beacon(uuidA, 1, 7), metres: [1, 1, 1, 1, 1] + (0..<40).map { $0 % 2 == 0 ? 4.0 : 2.8 })
         #expect(h.recorder.log == "enter@0")
+        // Truly far (20 m) for a while: then it leaves.
+        h.feed(beacon(uuidA, 1, 7), metres: Array(repeating: 20, count: 10), from: 45)
+        #expect(h.recorder.log.hasPrefix("enter@0,exit@4"))
     }
 
     @Test("a wildcard region's events name the concrete beacon")

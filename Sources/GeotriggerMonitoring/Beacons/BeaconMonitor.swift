@@ -4,14 +4,17 @@ import GeotriggerReadings
 public struct BeaconOptions: Sendable {
     /// A visit ends this many seconds after the last qualifying sighting (stamped then).
     public var exitAfter: Double = 30
-    /// Leave a zone only when estimated beyond its limit × (1 + this).
-    public var hysteresis: Double = 0.15
+    /// Per-beacon decisions use the smoothed RSSI ± this many standard deviations (see `sighting`).
+    public var sigmaBound: Double = 1
+    /// Fused positions: leave a zone only beyond its radius + this many metres.
+    public var fusedExitMargin: Double = 0.5
     /// Sightings of positioned beacons at most this old are fused into a position.
     public var fusionWindow: Double = 2
 
-    public init(exitAfter: Double = 30, hysteresis: Double = 0.15, fusionWindow: Double = 2) {
+    public init(exitAfter: Double = 30, sigmaBound: Double = 1, fusedExitMargin: Double = 0.5, fusionWindow: Double = 2) {
         self.exitAfter = exitAfter
-        self.hysteresis = hysteresis
+        self.sigmaBound = sigmaBound
+        self.fusedExitMargin = fusedExitMargin
         self.fusionWindow = fusionWindow
     }
 }
@@ -134,10 +137,18 @@ public final class BeaconMonitor {
                 let p = fused.frame.point(position)
                 let dFused = ((p.east - fused.fix.east) * (p.east - fused.fix.east)
                     + (p.north - fused.fix.north) * (p.north - fused.fix.north)).squareRoot()
-                now = zones[z].fusedIn ? dFused <= limit * (1 + options.hysteresis) : dFused < limit
+                now = zones[z].fusedIn ? dFused <= limit + options.fusedExitMargin : dFused < limit
                 zones[z].fusedIn = now
             } else if let limit = region.zone.limit {
-                now = was ? distance <= limit * (1 + options.hysteresis) : distance < limit
+                // Decide on the estimate's 1σ bounds instead of a fixed margin: enter when even its
+                // weak end (RSSI − σ, the farther distance) is inside, leave when even its strong
+                // end (RSSI + σ) is outside. The dead band follows the filter's actual uncertainty.
+                let sigma = options.sigmaBound * tracks[ti].filter.sigma
+                if was {
+                    now = DistanceModel.distance(rssi: smoothed + sigma, tx: tx, region: region) <= limit
+                } else {
+                    now = DistanceModel.distance(rssi: smoothed - sigma, tx: tx, region: region) < limit
+                }
             } else {
                 now = true  // `any` / `far`: seen at all
             }
