@@ -115,7 +115,7 @@ class NaiveModel(PerBeaconModel):
     """EWMA per sample: s <- s + alpha (rssi - s), seeded with the first sample."""
     name = "naive"
 
-    def __init__(self, alpha=0.3, **kw):
+    def __init__(self, alpha=0.25, **kw):
         super().__init__(**kw)
         self.alpha = alpha
 
@@ -233,15 +233,24 @@ class FusedModel:
 
     def __init__(self, window=2.0, tau=1.0, hyst=0.5, confirm=2, k_mad=3.0, heights=False,
                  device_z=1.2, min_beacons=3, weight_power=2.0, p1m=P1M, n=N_EXP,
-                 max_range=None, solver="wls", start="prev", vel_q=0.0):
+                 max_range=0.0, solver="wls", start="prev", vel_q=0.0, strongest=0, free_power=False,
+                 rssi_filter="window", q=15.0, r=36.0):
         self.window, self.tau, self.hyst, self.confirm = window, tau, hyst, confirm
         self.k_mad, self.heights, self.device_z = k_mad, heights, device_z
         self.min_beacons, self.weight_power = min_beacons, weight_power
         self.p1m, self.n, self.max_range = p1m, n, max_range
         self.solver, self.start, self.vel_q = solver, start, vel_q
+        self.strongest = strongest
+        self.free_power = free_power
+        self.rssi_filter, self.q, self.r = rssi_filter, q, r
+        self._kal = KalmanBeaconModel(q=q, r=r)
 
     def describe(self):
-        return (f"fused: window {self.window:g} s, WLS w=1/d^{self.weight_power:g}, "
+        solver = {"wls": f"range WLS w=1/d^{self.weight_power:g}",
+                  "logls": "log-range LS w=n_i (samples)", "grid": "grid ML (dB)",
+                  "centroid": f"weighted centroid w=1/d^{self.weight_power:g}"}[self.solver]
+        return (f"fused: window {self.window:g} s, {solver}, "
+                f"{'max range %g m, ' % self.max_range if self.max_range else ''}"
                 f"tau {self.tau:g} s, hysteresis +{self.hyst:g} m, confirm {self.confirm}, "
                 f"heights {'device z=%g' % self.device_z if self.heights else 'ignored'}")
 
@@ -268,10 +277,13 @@ class FusedModel:
         gx, gy = np.meshgrid(np.arange(lo[0], hi[0], 0.2), np.arange(lo[1], hi[1], 0.2))
         g = np.stack([gx.ravel(), gy.ravel()], 1)
         dist = np.maximum(np.linalg.norm(g[:, None, :] - b[None], axis=2), 0.1)
-        cost = ((10 * self.n * np.log10(dist / h[None])) ** 2).sum(1)
+        e = 10 * self.n * np.log10(dist / h[None])
+        if self.free_power:   # unknown common transmit power: remove the mean residual
+            e = e - e.mean(1, keepdims=True)
+        cost = (e ** 2).sum(1)
         return g[np.argmin(cost)]
 
-    def solve_log(self, b, h, x0):
+    def solve_log(self, b, h, wl, x0):
         # Gauss-Newton on log-range residuals e_i = ln(|x-b_i|) - ln(h_i), equal weights
         x = x0.copy()
         for _ in range(15):
@@ -279,8 +291,10 @@ class FusedModel:
             rng = np.maximum(np.linalg.norm(diff, axis=1), 0.1)
             res = np.log(rng / h)
             J = diff / (rng ** 2)[:, None]
-            A = J.T @ J + 1e-3 * np.eye(2) * np.trace(J.T @ J)
-            step = np.linalg.solve(A, J.T @ res)
+            JW = J * wl[:, None]
+            A = JW.T @ J
+            A = A + 1e-3 * np.eye(2) * np.trace(A)
+            step = np.linalg.solve(A, JW.T @ res)
             n = np.hypot(*step)
             if n > 2.0:
                 step *= 2.0 / n
@@ -299,6 +313,7 @@ class FusedModel:
         x_raw = x_s = None
         t_prev = None
         events = []
+        kal: dict[str, dict] = {}
         for r in rows:
             for name in [k for k, v in inside.items() if v]:
                 if last[name] + BEACON_EXIT < r.t:
@@ -308,34 +323,45 @@ class FusedModel:
             name = r.sensor.name
             last[name] = r.t
             bufs.setdefault(name, deque()).append((r.t, r.rssi))
-            names, b, h, w = [], [], [], []
+            self._kal.update(kal.setdefault(name, {}), r.t, r.rssi)
+            names, b, h, w, wl = [], [], [], [], []
             for nm, buf in bufs.items():
                 while buf and buf[0][0] <= r.t - self.window:
                     buf.popleft()
                 if not buf:
                     continue
-                d = rssi_to_distance(gated_mean([x for _, x in buf], self.k_mad), self.p1m,
-                                     self.n)
+                if self.rssi_filter == "kalman":
+                    k = kal[nm]
+                    rs = k["x"]
+                    var = k["p"] + self.q * (r.t - k["t"])
+                else:
+                    rs = gated_mean([x for _, x in buf], self.k_mad)
+                    var = self.r / len(buf)
+                d = rssi_to_distance(rs, self.p1m, self.n)
                 if self.max_range and d > self.max_range:
                     continue
                 hz = d
                 if self.heights:
                     dz = z[nm] - self.device_z
-                    hz = math.sqrt(max(d * d - dz * dz, 0.0))
+                    hz = math.sqrt(max(d * d - dz * dz, 0.01))
                 names.append(nm)
+                wl.append(1.0 / var)
                 b.append(pos[nm])
                 h.append(hz)
                 w.append(1.0 / max(d, 0.1) ** self.weight_power)
             if len(names) < self.min_beacons:
                 continue
-            b, h, w = np.array(b), np.array(h), np.array(w)
+            b, h, w, wl = np.array(b), np.array(h), np.array(w), np.array(wl)
+            if self.strongest and len(h) > self.strongest:
+                keep = np.argsort(h)[:self.strongest]
+                b, h, w, wl = b[keep], h[keep], w[keep], wl[keep]
             centroid = (w[:, None] * b).sum(0) / w.sum()
             if self.solver == "centroid":
                 x_raw = centroid
             elif self.solver == "grid":
                 x_raw = self.grid(b, h)
             elif self.solver == "logls":
-                x_raw = self.solve_log(b, h, x_raw if (x_raw is not None and self.start == "prev") else centroid)
+                x_raw = self.solve_log(b, h, wl, x_raw if (x_raw is not None and self.start == "prev") else centroid)
             else:
                 x0 = x_raw if (x_raw is not None and self.start == "prev") else centroid
                 x_raw = self.solve(b, h, w, x0)
@@ -362,10 +388,20 @@ class FusedModel:
 
 
 MODELS = {
-    "naive": lambda: NaiveModel(),
-    "beacon": lambda: BeaconModel(),
-    "kalman": lambda: KalmanBeaconModel(),
-    "fused": lambda: FusedModel(),
+    # the issue's baseline
+    "naive": lambda: NaiveModel(alpha=0.25),
+    # recommended per-beacon (no positions): Kalman in dBm, decide on the 1-sigma bound
+    "beacon": lambda: KalmanBeaconModel(q=15.0, r=36.0, gate=3.0, z=1.0, exit_factor=1.0,
+                                        confirm=1),
+    # explored alternatives, kept for comparison
+    "kalman-hyst": lambda: KalmanBeaconModel(q=15.0, r=36.0, gate=3.0, z=0.0, exit_factor=1.15,
+                                             confirm=2),
+    "gated": lambda: BeaconModel(),
+    # recommended with positions: log-range least squares over the beacons heard in 2 s
+    "fused": lambda: FusedModel(solver="logls", start="centroid", max_range=10.0, window=2.0,
+                                tau=1.0, hyst=0.5, confirm=2),
+    "fused-wls": lambda: FusedModel(solver="wls", start="prev"),
+    "fused-centroid": lambda: FusedModel(solver="centroid"),
 }
 
 
@@ -378,7 +414,11 @@ def make_model(spec: str):
     for kv in filter(None, args.split(",")):
         k, _, v = kv.partition("=")
         cur = getattr(m, k)
-        setattr(m, k, type(cur)(v) if not isinstance(cur, bool) else v in ("1", "true"))
+        if isinstance(cur, bool):
+            v = v in ("1", "true")
+        elif isinstance(cur, (int, float)) and not isinstance(cur, bool):
+            v = type(cur)(float(v)) if isinstance(cur, int) else float(v)
+        setattr(m, k, v)
     return m
 
 
@@ -392,7 +432,7 @@ def evaluate(model, walks, sensors):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("models", nargs="*", default=["naive", "beacon", "kalman", "fused"])
+    ap.add_argument("models", nargs="*", default=list(MODELS))
     ap.add_argument("--walk", action="append", default=[])
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--per-sensor", action="store_true")

@@ -5,6 +5,7 @@ Usage:
   python3 tools/ble/score.py --events EVENTS.ndjson WALK.mbd   # geotrigger's output for one walk
   python3 tools/ble/score.py --model naive [WALK ...]           # simulate a model (no WALK = all)
   python3 tools/ble/score.py --model beacon|fused [...] [--json]   # the prototype's estimators
+  (a model may take parameters: --model naive:alpha=0.3, --model fused:window=3)
 
 EVENTS is geotrigger's NDJSON output for the walk converted by convert.py: lines
 {"t":"RFC 3339","event":"enter"|"exit","device":"tag","region":"sensor10",…}. Other events
@@ -133,8 +134,6 @@ def main(argv=None) -> int:
     g = ap.add_mutually_exclusive_group(required=True)
     g.add_argument("--events", type=Path, help="geotrigger output for ONE walk")
     g.add_argument("--model", help="simulate: naive, beacon, fused (see prototype.py)")
-    ap.add_argument("--positions", action="store_true",
-                    help="with --model: regions have positions (needed by fused)")
     ap.add_argument("--json", action="store_true", help="print JSON instead of the table")
     ap.add_argument("--per-sensor", action="store_true")
     a = ap.parse_args(argv)
@@ -144,7 +143,10 @@ def main(argv=None) -> int:
     if a.events:
         if len(walks) != 1:
             ap.error("--events scores exactly one walk")
-        results = [score_walk(walks[0], read_events(a.events), sensors, warn)]
+        events = list(read_events(a.events))
+        if not any(e.get("event") in ("enter", "exit") for e in events):
+            warn(f"{a.events} has no enter/exit events")
+        results = [score_walk(walks[0], events, sensors, warn)]
         title = f"events {a.events}"
     else:
         import prototype
