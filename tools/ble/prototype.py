@@ -1,0 +1,457 @@
+#!/usr/bin/env python3
+"""Prototype beacon `near`-zone estimators for the Swift engine, scored on the real BLE walks.
+
+Usage:  python3 tools/ble/prototype.py [--sweep] [--json]
+
+Each model consumes the walk's sightings in time order exactly as the engine would (online, no
+look-ahead, clock = largest t so far) and writes enter/exit events like geotrigger's; score.py
+turns them into intervals and scores them. Models:
+
+  naive    the issue's baseline: per beacon, EWMA of RSSI per sample (alpha 0.3), d from
+           P1m = -59 dBm, n = 2, enter d < 3 m, exit d > 3 m x 1.15, exit after 30 s silence.
+  beacon   per beacon, no positions (the recommended default): see BeaconModel.
+  fused    with positions: see FusedModel.
+
+The physical constants and the reasons for them are in README.md (section "Recommended
+algorithm"). Nothing here is fitted to the three walks: --sweep only shows how sensitive the
+figures are to each constant around its physical value.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import deque
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+import score  # noqa: E402
+
+P1M = -59.0          # dBm at 1 m (SPEC default)
+N_EXP = 2.0          # path-loss exponent (SPEC default)
+R_NEAR = common.NEAR_RADIUS
+BEACON_EXIT = 30.0   # --beacon-exit
+
+
+def rssi_to_distance(rssi: float, p1m: float = P1M, n: float = N_EXP) -> float:
+    return 10 ** ((p1m - rssi) / (10 * n))
+
+
+def distance_to_rssi(d: float, p1m: float = P1M, n: float = N_EXP) -> float:
+    return p1m - 10 * n * math.log10(d)
+
+
+# ------------------------------------------------------------------ per-beacon engine skeleton
+
+class PerBeaconModel:
+    """Per (device, beacon) smoothing + a distance state machine, as the engine runs it.
+
+    Subclasses supply `update(state, t, rssi) -> smoothed dBm or None`. The state machine:
+    enter when the smoothed distance < R, exit when it is > R_exit (hysteresis), each after
+    `confirm` consecutive sightings agreeing, or exit at last sighting + BEACON_EXIT.
+    """
+    name = "?"
+
+    def __init__(self, exit_factor=1.15, confirm=1, p1m=P1M, n=N_EXP, z=0.0, enter_factor=1.0):
+        self.exit_factor = exit_factor
+        self.enter_factor = enter_factor
+        self.confirm = confirm
+        self.z = z          # decide on the estimate's z-sigma bound (update returns (dBm, sigma))
+        self.p1m, self.n = p1m, n
+
+    def describe(self):
+        return self.name
+
+    def new_state(self):
+        return {}
+
+    def update(self, st, t, rssi):
+        raise NotImplementedError
+
+    def run(self, rows, sensors):
+        events = []
+        inside: dict[str, bool] = {}
+        last: dict[str, float] = {}
+        streak: dict[str, int] = {}
+        states: dict[str, dict] = {}
+        pending_exit = []   # (deadline, region) checked when the clock passes them
+        for r in rows:
+            # timers first: any inside region silent for BEACON_EXIT seconds exits
+            for name in [k for k, v in inside.items() if v]:
+                if last[name] + BEACON_EXIT < r.t:
+                    events.append({"t": last[name] + BEACON_EXIT, "event": "exit",
+                                   "device": common.DEVICE, "region": name, "reason": "timeout"})
+                    inside[name] = False
+                    streak[name] = 0
+            name = r.sensor.name
+            st = states.setdefault(name, self.new_state())
+            last[name] = r.t
+            s = self.update(st, r.t, r.rssi)
+            if s is None:
+                continue
+            sigma = 0.0
+            if isinstance(s, tuple):
+                s, sigma = s
+            was = inside.get(name, False)
+            # entering needs the weak end of the estimate inside, leaving the strong end outside
+            d = rssi_to_distance(s + (self.z * sigma if was else -self.z * sigma), self.p1m, self.n)
+            want_change = ((d < R_NEAR * self.enter_factor) if not was
+                           else (d > R_NEAR * self.exit_factor))
+            streak[name] = streak.get(name, 0) + 1 if want_change else 0
+            if streak[name] >= self.confirm:
+                inside[name] = not was
+                streak[name] = 0
+                events.append({"t": r.t, "event": "exit" if was else "enter",
+                               "device": common.DEVICE, "region": name,
+                               "distance": round(d, 2)})
+        return events
+
+
+class NaiveModel(PerBeaconModel):
+    """EWMA per sample: s <- s + alpha (rssi - s), seeded with the first sample."""
+    name = "naive"
+
+    def __init__(self, alpha=0.25, **kw):
+        super().__init__(**kw)
+        self.alpha = alpha
+
+    def describe(self):
+        return (f"naive EWMA alpha={self.alpha}/sample, P1m={self.p1m}, n={self.n}, "
+                f"hysteresis x{self.exit_factor}, exit after {BEACON_EXIT:g} s")
+
+    def update(self, st, t, rssi):
+        s = st.get("s")
+        st["s"] = rssi if s is None else s + self.alpha * (rssi - s)
+        return st["s"]
+
+
+class BeaconModel(PerBeaconModel):
+    """Recommended per-beacon estimator (no positions).
+
+    1. Window: the sightings of this beacon in the last W seconds (W = 2 s: a walker at
+       ~1.3 m/s moves ~2.6 m, less than the 3 m zone radius; at ~2 Hz that is ~4 samples).
+    2. Gate: m = median of the window; MAD = median |x - m|, floored at 1 dB so integer RSSIs do
+       not give MAD = 0; samples farther than k = 3 x 1.4826 x MAD from m are rejected as
+       outliers (a fade or a reflection burst).
+    3. Estimate: mean (in dBm) of the kept samples of the window -> d by the log-distance model.
+       (median alone quantises to whole dB with few samples; the gated mean does not.)
+    4. Hysteresis in distance: enter d < R, exit d > R x (1 + h), h = 0.5: the smoothed RSSI
+       still has sigma ~ 6 dB / sqrt(4) = 3 dB; 10 n log10(1.5) = 3.5 dB at n = 2, i.e. about one
+       sigma of the estimate, so noise alone rarely flips an inside state.
+    5. Confirmation: a change needs c = 2 consecutive sightings agreeing (~1 s).
+    """
+    name = "beacon"
+
+    def __init__(self, window=2.0, k_mad=3.0, exit_factor=1.5, confirm=2, min_samples=1, **kw):
+        super().__init__(exit_factor=exit_factor, confirm=confirm, **kw)
+        self.window, self.k_mad, self.min_samples = window, k_mad, min_samples
+
+    def describe(self):
+        return (f"beacon: window {self.window:g} s, gate {self.k_mad:g}·1.4826·MAD (MAD>=1 dB), "
+                f"gated mean, P1m={self.p1m}, n={self.n}, exit d>{self.exit_factor:g}·R, "
+                f"confirm {self.confirm}")
+
+    def new_state(self):
+        return {"buf": deque()}
+
+    def update(self, st, t, rssi):
+        buf = st["buf"]
+        buf.append((t, rssi))
+        while buf and buf[0][0] <= t - self.window:
+            buf.popleft()
+        if len(buf) < self.min_samples:
+            return None
+        return gated_mean([x for _, x in buf], self.k_mad)
+
+
+def gated_mean(xs, k_mad=3.0):
+    xs = np.asarray(xs, float)
+    m = float(np.median(xs))
+    mad = max(float(np.median(np.abs(xs - m))), 1.0)
+    keep = xs[np.abs(xs - m) <= k_mad * 1.4826 * mad]
+    return float(keep.mean()) if keep.size else m
+
+
+class KalmanBeaconModel(PerBeaconModel):
+    """1-D Kalman filter on RSSI (dBm), random-walk state, with innovation gating.
+
+    Process noise q [dB^2/s]: a walker at v = 1.3 m/s changes the RSSI at d = 3 m by
+    10 n v / (d ln 10) = 3.8 dB/s (n = 2) -> q = 3.8^2 ~ 15 dB^2/s. Measurement noise
+    R = 6^2 dB^2 (indoor multipath at 2.4 GHz, typical sigma 4-8 dB). Gate: innovation beyond
+    3 sigma is skipped (the covariance still grows, so a real step is accepted after a while).
+    """
+    name = "kalman"
+
+    def __init__(self, q=15.0, r=36.0, gate=3.0, exit_factor=1.5, confirm=2, **kw):
+        super().__init__(exit_factor=exit_factor, confirm=confirm, **kw)
+        self.q, self.r, self.gate = q, r, gate
+
+    def describe(self):
+        return (f"kalman: q={self.q:g} dB²/s, R={self.r:g} dB², gate {self.gate:g}σ, "
+                f"exit d>{self.exit_factor:g}·R, confirm {self.confirm}")
+
+    def update(self, st, t, rssi):
+        if "x" not in st:
+            st.update(x=float(rssi), p=self.r, t=t)
+            return st["x"], math.sqrt(st["p"])
+        st["p"] += self.q * max(t - st["t"], 0.0)
+        st["t"] = t
+        innov = rssi - st["x"]
+        s = st["p"] + self.r
+        if innov * innov <= self.gate ** 2 * s:
+            k = st["p"] / s
+            st["x"] += k * innov
+            st["p"] *= 1 - k
+        return st["x"], math.sqrt(st["p"])
+
+
+# ------------------------------------------------------------------ fused (positions)
+
+class FusedModel:
+    """Recommended estimator when beacons have positions: fuse all of them into one position.
+
+    Every sighting triggers an update at its time t:
+      1. per positioned beacon i with sightings in (t - W, t], W = 2 s: r_i = gated mean dBm
+         (as BeaconModel), slant range d_i = 10^((P1m - r_i) / (10 n)).
+      2. with >= 3 such beacons, weighted least squares for the horizontal position x:
+             minimise  sum_i w_i (|x - b_i| - h_i)^2,   w_i = 1 / d_i^2
+         (a log-normal range error has sigma_d proportional to d, so 1/d^2 is the inverse variance),
+         h_i = horizontal range = sqrt(max(d_i^2 - dz_i^2, 0)) if heights are used, else d_i.
+         Gauss-Newton from the previous estimate (first time: the w-weighted centroid of the
+         beacons), at most 10 iterations, stop when the step < 1 cm.
+      3. smoothing: x_s <- x_s + a (x - x_s), a = 1 - exp(-dt / tau), tau = 1 s (a walker's
+         position is correlated over ~1 s; the WLS window already spans 2 s).
+      4. each positioned region: enter when |x_s - b| < R, exit when > R + hyst (hyst = 0.5 m),
+         the same confirmation c = 2 updates; exit after BEACON_EXIT s without a sighting of
+         that beacon as in SPEC.
+    """
+    name = "fused"
+
+    def __init__(self, window=2.0, tau=1.0, hyst=0.5, confirm=2, k_mad=3.0, heights=False,
+                 device_z=1.2, min_beacons=3, weight_power=2.0, p1m=P1M, n=N_EXP,
+                 max_range=0.0, solver="wls", start="prev", vel_q=0.0, strongest=0, free_power=False,
+                 rssi_filter="window", q=15.0, r=36.0):
+        self.window, self.tau, self.hyst, self.confirm = window, tau, hyst, confirm
+        self.k_mad, self.heights, self.device_z = k_mad, heights, device_z
+        self.min_beacons, self.weight_power = min_beacons, weight_power
+        self.p1m, self.n, self.max_range = p1m, n, max_range
+        self.solver, self.start, self.vel_q = solver, start, vel_q
+        self.strongest = strongest
+        self.free_power = free_power
+        self.rssi_filter, self.q, self.r = rssi_filter, q, r
+        self._kal = KalmanBeaconModel(q=q, r=r)
+
+    def describe(self):
+        solver = {"wls": f"range WLS w=1/d^{self.weight_power:g}",
+                  "logls": "log-range LS w=n_i (samples)", "grid": "grid ML (dB)",
+                  "centroid": f"weighted centroid w=1/d^{self.weight_power:g}"}[self.solver]
+        return (f"fused: window {self.window:g} s, {solver}, "
+                f"{'max range %g m, ' % self.max_range if self.max_range else ''}"
+                f"tau {self.tau:g} s, hysteresis +{self.hyst:g} m, confirm {self.confirm}, "
+                f"heights {'device z=%g' % self.device_z if self.heights else 'ignored'}")
+
+    def solve(self, b, h, w, x0):
+        x = x0.copy()
+        for _ in range(10):
+            diff = x - b
+            rng = np.maximum(np.linalg.norm(diff, axis=1), 1e-6)
+            res = rng - h
+            J = diff / rng[:, None]
+            A = J.T @ (J * w[:, None])
+            g = J.T @ (w * res)
+            try:
+                step = np.linalg.solve(A + 1e-9 * np.eye(2), g)
+            except np.linalg.LinAlgError:
+                break
+            x = x - step
+            if np.hypot(*step) < 0.01:
+                break
+        return x
+
+    def grid(self, b, h):
+        lo, hi = b.min(0) - 1.0, b.max(0) + 1.0
+        gx, gy = np.meshgrid(np.arange(lo[0], hi[0], 0.2), np.arange(lo[1], hi[1], 0.2))
+        g = np.stack([gx.ravel(), gy.ravel()], 1)
+        dist = np.maximum(np.linalg.norm(g[:, None, :] - b[None], axis=2), 0.1)
+        e = 10 * self.n * np.log10(dist / h[None])
+        if self.free_power:   # unknown common transmit power: remove the mean residual
+            e = e - e.mean(1, keepdims=True)
+        cost = (e ** 2).sum(1)
+        return g[np.argmin(cost)]
+
+    def solve_log(self, b, h, wl, x0):
+        # Gauss-Newton on log-range residuals e_i = ln(|x-b_i|) - ln(h_i), equal weights
+        x = x0.copy()
+        for _ in range(15):
+            diff = x - b
+            rng = np.maximum(np.linalg.norm(diff, axis=1), 0.1)
+            res = np.log(rng / h)
+            J = diff / (rng ** 2)[:, None]
+            JW = J * wl[:, None]
+            A = JW.T @ J
+            A = A + 1e-3 * np.eye(2) * np.trace(A)
+            step = np.linalg.solve(A, JW.T @ res)
+            n = np.hypot(*step)
+            if n > 2.0:
+                step *= 2.0 / n
+            x = x - step
+            if n < 0.01:
+                break
+        return x
+
+    def run(self, rows, sensors):
+        bufs: dict[str, deque] = {}
+        pos = {s.name: np.array(s.pos[:2]) for s in sensors.values()}
+        z = {s.name: s.pos[2] for s in sensors.values()}
+        last: dict[str, float] = {}
+        inside: dict[str, bool] = {}
+        streak: dict[str, int] = {}
+        x_raw = x_s = None
+        t_prev = None
+        events = []
+        kal: dict[str, dict] = {}
+        for r in rows:
+            for name in [k for k, v in inside.items() if v]:
+                if last[name] + BEACON_EXIT < r.t:
+                    events.append({"t": last[name] + BEACON_EXIT, "event": "exit",
+                                   "device": common.DEVICE, "region": name, "reason": "timeout"})
+                    inside[name] = False
+            name = r.sensor.name
+            last[name] = r.t
+            bufs.setdefault(name, deque()).append((r.t, r.rssi))
+            self._kal.update(kal.setdefault(name, {}), r.t, r.rssi)
+            names, b, h, w, wl = [], [], [], [], []
+            for nm, buf in bufs.items():
+                while buf and buf[0][0] <= r.t - self.window:
+                    buf.popleft()
+                if not buf:
+                    continue
+                if self.rssi_filter == "kalman":
+                    k = kal[nm]
+                    rs = k["x"]
+                    var = k["p"] + self.q * (r.t - k["t"])
+                else:
+                    rs = gated_mean([x for _, x in buf], self.k_mad)
+                    var = self.r / len(buf)
+                d = rssi_to_distance(rs, self.p1m, self.n)
+                if self.max_range and d > self.max_range:
+                    continue
+                hz = d
+                if self.heights:
+                    dz = z[nm] - self.device_z
+                    hz = math.sqrt(max(d * d - dz * dz, 0.01))
+                names.append(nm)
+                wl.append(1.0 / var)
+                b.append(pos[nm])
+                h.append(hz)
+                w.append(1.0 / max(d, 0.1) ** self.weight_power)
+            if len(names) < self.min_beacons:
+                continue
+            b, h, w, wl = np.array(b), np.array(h), np.array(w), np.array(wl)
+            if self.strongest and len(h) > self.strongest:
+                keep = np.argsort(h)[:self.strongest]
+                b, h, w, wl = b[keep], h[keep], w[keep], wl[keep]
+            centroid = (w[:, None] * b).sum(0) / w.sum()
+            if self.solver == "centroid":
+                x_raw = centroid
+            elif self.solver == "grid":
+                x_raw = self.grid(b, h)
+            elif self.solver == "logls":
+                x_raw = self.solve_log(b, h, wl, x_raw if (x_raw is not None and self.start == "prev") else centroid)
+            else:
+                x0 = x_raw if (x_raw is not None and self.start == "prev") else centroid
+                x_raw = self.solve(b, h, w, x0)
+            if x_s is None:
+                x_s = x_raw.copy()
+            else:
+                a = 1 - math.exp(-max(r.t - t_prev, 0.0) / self.tau) if self.tau > 0 else 1.0
+                x_s = x_s + a * (x_raw - x_s)
+            t_prev = r.t
+            for nm in sorted(pos):
+                if nm not in last:   # never heard: no state yet
+                    continue
+                dist = float(np.linalg.norm(x_s - pos[nm]))
+                was = inside.get(nm, False)
+                want = dist < R_NEAR if not was else dist > R_NEAR + self.hyst
+                streak[nm] = streak.get(nm, 0) + 1 if want else 0
+                if streak[nm] >= self.confirm:
+                    inside[nm] = not was
+                    streak[nm] = 0
+                    events.append({"t": r.t, "event": "exit" if was else "enter",
+                                   "device": common.DEVICE, "region": nm,
+                                   "distance": round(dist, 2)})
+        return events
+
+
+MODELS = {
+    # the issue's baseline
+    "naive": lambda: NaiveModel(alpha=0.25),
+    # recommended per-beacon (no positions): Kalman in dBm, decide on the 1-sigma bound
+    "beacon": lambda: KalmanBeaconModel(q=15.0, r=36.0, gate=3.0, z=1.0, exit_factor=1.0,
+                                        confirm=1),
+    # explored alternatives, kept for comparison
+    "kalman-hyst": lambda: KalmanBeaconModel(q=15.0, r=36.0, gate=3.0, z=0.0, exit_factor=1.15,
+                                             confirm=2),
+    "gated": lambda: BeaconModel(),
+    # recommended with positions: log-range least squares over the beacons heard in 2 s
+    "fused": lambda: FusedModel(solver="logls", start="centroid", max_range=10.0, window=2.0,
+                                tau=1.0, hyst=0.5, confirm=2),
+    "fused-wls": lambda: FusedModel(solver="wls", start="prev"),
+    "fused-centroid": lambda: FusedModel(solver="centroid"),
+}
+
+
+def make_model(spec: str):
+    """'name' or 'name:key=value,key=value' (e.g. naive:alpha=0.2)."""
+    name, _, args = spec.partition(":")
+    if name not in MODELS:
+        raise SystemExit(f"unknown model {name}; one of {', '.join(MODELS)}")
+    m = MODELS[name]()
+    for kv in filter(None, args.split(",")):
+        k, _, v = kv.partition("=")
+        cur = getattr(m, k)
+        if isinstance(cur, bool):
+            v = v in ("1", "true")
+        elif isinstance(cur, (int, float)) and not isinstance(cur, bool):
+            v = type(cur)(float(v)) if isinstance(cur, int) else float(v)
+        setattr(m, k, v)
+    return m
+
+
+def evaluate(model, walks, sensors):
+    res = []
+    for w in walks:
+        rows = common.load_walk(w, sensors)
+        res.append(score.score_walk(w, model.run(rows, sensors), sensors))
+    return res
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("models", nargs="*", default=list(MODELS))
+    ap.add_argument("--walk", action="append", default=[])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--per-sensor", action="store_true")
+    a = ap.parse_args(argv)
+    sensors = common.load_sensors()
+    walks = [common.resolve_walk(w) for w in a.walk] or common.default_walks()
+    out = []
+    for spec in a.models:
+        m = make_model(spec)
+        res = evaluate(m, walks, sensors)
+        out.append({"model": spec, "describe": m.describe(), "walks": res,
+                    "overall": score.overall(res)})
+        if not a.json:
+            print(score.table(res, f"== {spec}: {m.describe()}", a.per_sensor))
+            print()
+    if a.json:
+        print(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
