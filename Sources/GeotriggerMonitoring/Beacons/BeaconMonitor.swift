@@ -1,4 +1,9 @@
 import GeotriggerCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import GeotriggerReadings
 
 public struct BeaconOptions: Sendable {
@@ -8,8 +13,16 @@ public struct BeaconOptions: Sendable {
     public var sigmaBound: Double = 1
     /// Fused positions: leave a zone only beyond its radius + this many metres.
     public var fusedExitMargin: Double = 0.5
-    /// Sightings of positioned beacons at most this old are fused into a position.
+    /// Sightings of positioned beacons at most this old are fused into a position: about four
+    /// samples a beacon at 2 Hz, while a walker moves at most 2.6 m.
     public var fusionWindow: Double = 2
+    /// Ranges beyond this are not fused: weak signals are censored by receiver sensitivity and
+    /// mostly non-line-of-sight indoors, so beyond 10 m an RSSI says little.
+    public var fusionMaxRange: Double = 10
+    /// Time constant of the fused position's smoothing (walking positions correlate over ~1 s).
+    public var positionTimeConstant: Double = 1
+    /// A fused zone decision flips only after this many consecutive fused updates agree.
+    public var fusedConfirmations: Int = 2
 
     public init(exitAfter: Double = 30, sigmaBound: Double = 1, fusedExitMargin: Double = 0.5, fusionWindow: Double = 2) {
         self.exitAfter = exitAfter
@@ -47,6 +60,8 @@ public final class BeaconMonitor {
         var smoothed = Double.nan
         var tx = Double.nan
         var beacon: Int32
+        /// Recent samples, for the fusion window's gated mean.
+        var window = SampleWindow()
         /// Bit k set: qualifies for the k-th region `matcher` gives for this beacon.
         var qualifies: UInt64 = 0
     }
@@ -60,6 +75,8 @@ public final class BeaconMonitor {
         var lastQualifying = -Double.infinity
         /// Decided by the fused position (positioned regions, ≥ 3 anchors).
         var fusedIn = false
+        /// Consecutive fused updates that disagree with `fusedIn`.
+        var fusedDisagreements = 0
         /// The device's latest fix is inside the zone circle.
         var fixIn = false
         var cause = BeaconID()
@@ -78,6 +95,15 @@ public final class BeaconMonitor {
     private var trackSlots: [UInt64: Int32] = [:]
     /// Per device, its track slots (few: the beacons it hears).
     private var deviceTracks: [[Int32]] = []
+    /// Per device, its zone slots of positioned regions (decided by the fused position).
+    private var devicePositionedZones: [[Int32]] = []
+    /// Per device, the smoothed fused position in `frame` and when it was last updated.
+    private var fusedPositions: [(point: LocalPoint, t: Double)?] = []
+    /// One local frame for every positioned beacon (around the first one): beacons that can be
+    /// heard together are metres apart, where the tangent plane is exact to well under a millimetre.
+    private let frame: LocalFrame?
+    /// Each positioned region's place in `frame`.
+    private let localPositions: [LocalPoint?]
     private var zones: [Zone] = []
     private var zoneSlots: [UInt64: Int32] = [:]
     private var zoneKeys: [(device: Int32, region: Int32)] = []
@@ -95,7 +121,13 @@ public final class BeaconMonitor {
             return nil
         }
         positionedCount = positions.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
+        let frame = positions.lazy.compactMap { $0 }.first.map(LocalFrame.init(origin:))
+        self.frame = frame
+        localPositions = positions.map { p in p.flatMap { frame?.point($0) } }
     }
+
+    /// Whether positioned regions follow the fused position (fusion needs three beacons).
+    private var fuses: Bool { positionedCount >= 3 }
 
     public var isEmpty: Bool { matcher.count == 0 }
 
@@ -122,24 +154,27 @@ public final class BeaconMonitor {
         tracks[ti].smoothed = smoothed
         tracks[ti].tx = tx
 
-        let fused = positionedCount >= 3 ? fusedPosition(device: d, at: t) : nil
+        _ = tracks[ti].window.append(rssi: rssi, at: t)
+
         var k = 0
+        var heardPositioned = false
         matcher.forEachMatch(id) { r in
             defer { k += 1 }
             let region = spec(r)
             let z = Int(zone(device: d, region: r))
+            if fuses && region.position != nil {
+                // Positioned zones follow the fused position (below); hearing a matching beacon
+                // keeps a fused visit from ending by silence.
+                heardPositioned = true
+                zones[z].lastQualifying = t
+                zones[z].cause = id
+                return
+            }
             let distance = DistanceModel.distance(rssi: smoothed, tx: tx, region: region)
             let bit = UInt64(1) << UInt64(min(k, 63))
             let was = tracks[ti].qualifies & bit != 0
             let now: Bool
-            if let fused, let position = region.position, let limit = region.zone.limit {
-                // Positioned zones follow the fused position, with the same hysteresis.
-                let p = fused.frame.point(position)
-                let dFused = ((p.east - fused.fix.east) * (p.east - fused.fix.east)
-                    + (p.north - fused.fix.north) * (p.north - fused.fix.north)).squareRoot()
-                now = zones[z].fusedIn ? dFused <= limit + options.fusedExitMargin : dFused < limit
-                zones[z].fusedIn = now
-            } else if let limit = region.zone.limit {
+            if let limit = region.zone.limit {
                 // Decide on the estimate's 1σ bounds instead of a fixed margin: enter when even its
                 // weak end (RSSI − σ, the farther distance) is inside, leave when even its strong
                 // end (RSSI + σ) is outside. The dead band follows the filter's actual uncertainty.
@@ -165,6 +200,7 @@ public final class BeaconMonitor {
             }
             update(zone: Int32(z), device: d, region: r, at: t, stamp: t, reason: .distance)
         }
+        if heardPositioned { fuse(device: d, at: t) }
         return .applied
     }
 
@@ -264,28 +300,59 @@ public final class BeaconMonitor {
         timers.schedule(at: due, SilenceTimer(device: d, zone: z))
     }
 
-    /// A position fused (weighted least squares) from the positioned beacons this device heard
-    /// within the window, in a local metric frame around the first of them; nil with fewer than 3.
-    private func fusedPosition(device d: Int32, at t: Double) -> (frame: LocalFrame, fix: LocalPoint)? {
+    /// Fuses the device's recent sightings of positioned beacons into a position and decides
+    /// every positioned zone of the device from it.
+    ///
+    /// Each beacon heard within `fusionWindow` gives a range from the gated mean of its samples
+    /// there (ranges beyond `fusionMaxRange` are dropped), weighted by the number of samples
+    /// received (reception rate is itself evidence of range: packet loss grows with distance).
+    /// With three or more, the position minimising Σ nᵢ (ln‖x − bᵢ‖ − ln dᵢ)² — the
+    /// maximum-likelihood position under log-normal shadowing — is smoothed with
+    /// `positionTimeConstant`. A zone is entered when the smoothed
+    /// position is within its radius and left beyond radius + `fusedExitMargin`, each only after
+    /// `fusedConfirmations` consecutive updates agree.
+    private func fuse(device d: Int32, at t: Double) {
+        guard let frame else { return }
         var anchors = FusionAnchors()
-        var frame: LocalFrame?
         for ti in deviceTracks[Int(d)] {
-            let track = tracks[Int(ti)]
-            guard t - track.lastSeen <= options.fusionWindow, !track.smoothed.isNaN else { continue }
-            var anchor: (Coordinate, Double)?
-            matcher.forEachMatch(beaconIDs[Int(track.beacon)]) { r in
-                let region = spec(r)
-                guard anchor == nil, let p = region.position else { return }
-                anchor = (p, DistanceModel.distance(rssi: track.smoothed, tx: track.tx, region: region))
+            guard let (mean, _) = tracks[Int(ti)].window.gatedMean(since: t - options.fusionWindow) else { continue }
+            var anchor: FusionAnchor?
+            matcher.forEachMatch(beaconIDs[Int(tracks[Int(ti)].beacon)]) { r in
+                guard anchor == nil, let p = localPositions[Int(r)] else { return }
+                let range = DistanceModel.distance(rssi: mean, tx: tracks[Int(ti)].tx, region: spec(r))
+                if range <= options.fusionMaxRange {
+                    anchor = FusionAnchor(p, distance: range, weight: Double(tracks[Int(ti)].window.countSince(t - options.fusionWindow)))
+                }
             }
-            guard let (position, distance) = anchor else { continue }
-            if frame == nil { frame = LocalFrame(origin: position) }
-            _ = anchors.append(FusionAnchor(frame!.point(position), distance: distance))
+            if let anchor { _ = anchors.append(anchor) }
         }
-        guard let frame, anchors.count >= 3 else { return nil }
-        let fix = PositionFusion.solve(anchors)
-        guard fix.confidence != .none, fix.x.isFinite, fix.y.isFinite else { return nil }
-        return (frame, fix.point)
+        guard anchors.count >= 3 else { return }
+        let fix = PositionFusion.solveLogRange(anchors)
+        guard fix.confidence != .none, fix.x.isFinite, fix.y.isFinite else { return }
+        while fusedPositions.count <= Int(d) { fusedPositions.append(nil) }
+        var point = fix.point
+        if let previous = fusedPositions[Int(d)] {
+            let a = 1 - exp(-max(0, t - previous.t) / options.positionTimeConstant)
+            point = LocalPoint(east: previous.point.east + a * (point.east - previous.point.east),
+                               north: previous.point.north + a * (point.north - previous.point.north))
+        }
+        fusedPositions[Int(d)] = (point, t)
+        for z in devicePositionedZones[Int(d)] {
+            let r = zoneKeys[Int(z)].region
+            guard let b = localPositions[Int(r)], let limit = spec(r).zone.limit else { continue }
+            let distance = ((point.east - b.east) * (point.east - b.east) + (point.north - b.north) * (point.north - b.north)).squareRoot()
+            let wanted = zones[Int(z)].fusedIn ? distance <= limit + options.fusedExitMargin : distance < limit
+            if wanted == zones[Int(z)].fusedIn {
+                zones[Int(z)].fusedDisagreements = 0
+                continue
+            }
+            zones[Int(z)].fusedDisagreements += 1
+            guard zones[Int(z)].fusedDisagreements >= options.fusedConfirmations else { continue }
+            zones[Int(z)].fusedDisagreements = 0
+            zones[Int(z)].fusedIn = wanted
+            zones[Int(z)].causeDistance = distance
+            update(zone: z, device: d, region: r, at: t, stamp: t, reason: .distance)
+        }
     }
 
     private func track(device d: Int32, beacon id: BeaconID) -> Int {
@@ -314,6 +381,10 @@ public final class BeaconMonitor {
         zones.append(Zone())
         zoneSlots[key] = slot
         zoneKeys.append((d, r))
+        if fuses && localPositions[Int(r)] != nil {
+            while devicePositionedZones.count <= Int(d) { devicePositionedZones.append([]) }
+            devicePositionedZones[Int(d)].append(slot)
+        }
         return slot
     }
 

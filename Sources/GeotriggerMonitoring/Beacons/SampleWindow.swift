@@ -170,3 +170,13 @@ struct Scratch32 {
         n % 2 == 1 ? self[n / 2] : (self[n / 2 - 1] + self[n / 2]) * 0.5
     }
 }
+
+extension SampleWindow {
+    /// Samples newer than `t0`, gated or not: how often a beacon was received, itself evidence of
+    /// its range (packet loss grows with distance).
+    public func countSince(_ t0: Double) -> Int {
+        var n = 0
+        for i in 0..<count where self[i].t > t0 { n += 1 }
+        return n
+    }
+}
