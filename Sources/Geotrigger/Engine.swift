@@ -51,6 +51,8 @@ public final class Engine {
                 requests: [NotificationRequest] = []) throws(RequestError) {
         self.index = index
         monitor = Monitor(index: index, options: options)
+        var beaconOptions = beaconOptions
+        beaconOptions.dwell = options.dwell
         beacons = BeaconMonitor(regions: index.regions, options: beaconOptions)
         let keys = Dictionary(index.regions.enumerated().map { ($0.element.id, Int32($0.offset)) }, uniquingKeysWith: { a, _ in a })
         scheduler = try Scheduler(requests: requests, regionKeys: keys, devices: monitor.devices)

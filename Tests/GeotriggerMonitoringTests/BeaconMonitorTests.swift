@@ -149,4 +149,19 @@ struct BeaconMonitorTests {
         }
         #expect(h.recorder.events.map { "\($0.kind.name):\(regions[Int($0.region)].id)" } == ["enter:b0"])
     }
+
+    @Test("dwell once per beacon visit, at enter + S, cancelled by an earlier exit")
+    func dwell() {
+        var options = BeaconOptions(exitAfter: 30)
+        options.dwell = 10
+        let h = BeaconHarness([beaconRegion("lobby", beacon(uuidA, 1, 7))], options: options)
+        h.feed(beacon(uuidA, 1, 7), metres: Array(repeating: 1, count: 15))   // t 0…14: dwell at 10
+        h.monitor.advance(to: 100)                                                // silence exit at 44
+        h.feed(beacon(uuidA, 1, 7), metres: [1, 1, 1], from: 200)               // new visit at 200
+        h.monitor.advance(to: 205)                                                // leaves? no: still inside
+        #expect(h.recorder.log == "enter@0,dwell@10,exit@44:silence,enter@200")
+        h.monitor.advance(to: 300)                                                // dwell at 210, exit at 232
+        #expect(h.recorder.log == "enter@0,dwell@10,exit@44:silence,enter@200,dwell@210,exit@232:silence")
+        #expect(h.recorder.events[1].enteredAt == 0 && h.recorder.events[1].beacon == beacon(uuidA, 1, 7))
+    }
 }

@@ -23,6 +23,8 @@ public struct BeaconOptions: Sendable {
     public var positionTimeConstant: Double = 1
     /// A fused zone decision flips only after this many consecutive fused updates agree.
     public var fusedConfirmations: Int = 2
+    /// Emit `dwell` once per visit after this many seconds inside (the engine passes `--dwell`).
+    public var dwell: Double? = nil
 
     public init(exitAfter: Double = 30, sigmaBound: Double = 1, fusedExitMargin: Double = 0.5, fusionWindow: Double = 2) {
         self.exitAfter = exitAfter
@@ -82,11 +84,14 @@ public final class BeaconMonitor {
         var cause = BeaconID()
         var causeDistance = Double.nan
         var timerArmed = false
+        var dwelled = false
     }
 
+    /// A silence check of a zone, or its visit's dwell time (the visit named by its start).
     struct SilenceTimer {
         var device: Int32
         var zone: Int32
+        var dwellFor: Double = .nan
     }
 
     private var beaconIDs: [BeaconID] = []
@@ -233,6 +238,15 @@ public final class BeaconMonitor {
 
     private func fire(_ timer: SilenceTimer, due: Double) {
         let z = Int(timer.zone)
+        if !timer.dwellFor.isNaN {
+            // A dwell: only for the visit that armed it, once.
+            guard zones[z].inside, zones[z].enteredAt == timer.dwellFor, !zones[z].dwelled else { return }
+            zones[z].dwelled = true
+            sink?.handle(RegionEvent(kind: .dwell, t: due, device: timer.device, region: zoneKeys[z].region, distance: .nan,
+                                     enteredAt: zones[z].enteredAt, beacon: zones[z].cause == BeaconID() ? nil : zones[z].cause,
+                                     proximity: nil, reason: nil))
+            return
+        }
         zones[z].timerArmed = false
         guard zones[z].qualifying > 0 || zones[z].fusedIn else { return }
         let expires = zones[z].lastQualifying + options.exitAfter
@@ -271,6 +285,10 @@ public final class BeaconMonitor {
         let distance = zones[zi].causeDistance
         if inNow {
             zones[zi].enteredAt = stamp
+            zones[zi].dwelled = false
+            if let dwell = options.dwell {
+                timers.schedule(at: stamp + dwell, SilenceTimer(device: d, zone: z, dwellFor: stamp))
+            }
             sink?.handle(RegionEvent(kind: .enter, t: stamp, device: d, region: r, distance: distance, enteredAt: .nan,
                                      beacon: beacon, proximity: hasBeacon ? Proximity.classify(distance: distance).name : nil,
                                      reason: nil))
