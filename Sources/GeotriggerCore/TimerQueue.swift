@@ -4,43 +4,56 @@ import HeapModule
 ///
 /// Cancellation is lazy: the owner checks, when a timer comes due, whether what armed it still
 /// holds (a visit, a pending request), so cancelling costs nothing.
+///
+/// Everything is `@inlinable` so each client specializes it: unspecialized generic code would
+/// allocate a buffer for every payload it moves, on the hot path.
 public struct TimerQueue<Payload> {
+    @usableFromInline
     struct Entry: Comparable {
-        var due: Double
-        var sequence: UInt64
-        var payload: Payload
-        static func < (a: Entry, b: Entry) -> Bool { (a.due, a.sequence) < (b.due, b.sequence) }
-        static func == (a: Entry, b: Entry) -> Bool { a.sequence == b.sequence }
+        @usableFromInline var due: Double
+        @usableFromInline var sequence: UInt64
+        @usableFromInline var payload: Payload
+        @inlinable init(due: Double, sequence: UInt64, payload: Payload) {
+            self.due = due
+            self.sequence = sequence
+            self.payload = payload
+        }
+        @inlinable static func < (a: Entry, b: Entry) -> Bool { (a.due, a.sequence) < (b.due, b.sequence) }
+        @inlinable static func == (a: Entry, b: Entry) -> Bool { a.sequence == b.sequence }
     }
 
-    private var heap = Heap<Entry>()
-    private var sequence: UInt64 = 0
+    @usableFromInline var heap = Heap<Entry>()
+    @usableFromInline var sequence: UInt64 = 0
 
-    public init() {}
+    @inlinable public init() {}
 
+    @inlinable
     public mutating func schedule(at due: Double, _ payload: Payload) {
         sequence += 1
         heap.insert(Entry(due: due, sequence: sequence, payload: payload))
     }
 
     /// Due time of the earliest timer (cancelled ones included).
-    public var nextDue: Double? { heap.min?.due }
+    @inlinable public var nextDue: Double? { heap.min?.due }
 
-    public var isEmpty: Bool { heap.isEmpty }
+    @inlinable public var isEmpty: Bool { heap.isEmpty }
 
     /// Removes and returns the earliest timer if it is due strictly before `t`.
+    @inlinable
     public mutating func popDue(before t: Double) -> (due: Double, payload: Payload)? {
         guard let top = heap.min, top.due < t else { return nil }
         return popNext()
     }
 
     /// Removes and returns the earliest timer if it is due at or before `t`.
+    @inlinable
     public mutating func popDue(through t: Double) -> (due: Double, payload: Payload)? {
         guard let top = heap.min, top.due <= t else { return nil }
         return popNext()
     }
 
     /// Removes and returns the earliest timer.
+    @inlinable
     public mutating func popNext() -> (due: Double, payload: Payload)? {
         guard let e = heap.popMin() else { return nil }
         return (e.due, e.payload)
