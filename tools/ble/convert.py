@@ -3,6 +3,7 @@
 
 Usage:  python3 tools/ble/convert.py WALK [--out DIR] [--positions] [--origin LAT,LON]
                                           [--measured-power DBM] [--path-loss-exponent N]
+                                          [--calibration FILE.json]
 
 WALK is a .mbd path or a walk name (straight_01, straight_02, rectangular_without_rotation)
 looked up in ../shared/datasets/ble_position_annotated_cc0/trk/. DIR defaults to a new
@@ -26,6 +27,10 @@ regions.geojson  one beacon region per sensor, id "sensor10", proximity "near" (
                 circles are horizontal; it is kept as properties.height for reference.
   --measured-power / --path-loss-exponent   add properties.measuredPower / pathLossExponent to
                 every region (SPEC §3); without them the engine uses -59 dBm and n = 2.0.
+  --calibration FILE.json   per-sensor measuredPower (calibrate.py's output, or a flat
+                {"sensor10": -57.5, ...} mapping); a sensor missing from it gets --measured-power
+                (or nothing). A "pathLossExponent" in the file applies to every region unless
+                --path-loss-exponent is given.
 
 sightings.ndjson  one line per dataset row, in time order (stable sort; two walks have one pair
   of rows out of order by microseconds):
@@ -60,14 +65,16 @@ def local_to_lonlat(x: float, y: float, lat0: float, lon0: float) -> tuple[float
     return lon, lat
 
 
-def build_regions(sensors, positions: bool, origin, measured_power=None, exponent=None) -> dict:
+def build_regions(sensors, positions: bool, origin, measured_power=None, exponent=None,
+                  calibration: dict[str, float] | None = None) -> dict:
     feats = []
     for s in sorted(sensors.values(), key=lambda s: s.minor):
         props = {"beacon": {"uuid": common.BEACON_UUID, "major": common.BEACON_MAJOR,
                             "minor": s.minor},
                  "proximity": "near"}
-        if measured_power is not None:
-            props["measuredPower"] = measured_power
+        power = (calibration or {}).get(s.name, measured_power)
+        if power is not None:
+            props["measuredPower"] = power
         if exponent is not None:
             props["pathLossExponent"] = exponent
         geom = None
@@ -86,14 +93,15 @@ def sighting_line(row: common.Row) -> str:
 
 
 def convert(walk: Path, out: Path, positions=False, origin=(45.0, 14.0),
-            measured_power=None, exponent=None) -> tuple[Path, Path]:
+            measured_power=None, exponent=None,
+            calibration: dict[str, float] | None = None) -> tuple[Path, Path]:
     sensors = common.load_sensors()
     rows = common.load_walk(walk, sensors)
     out.mkdir(parents=True, exist_ok=True)
     regions = out / "regions.geojson"
     sightings = out / "sightings.ndjson"
     regions.write_text(json.dumps(build_regions(sensors, positions, origin, measured_power,
-                                                exponent), indent=1) + "\n")
+                                                exponent, calibration), indent=1) + "\n")
     with open(sightings, "w") as f:
         for r in rows:
             f.write(sighting_line(r) + "\n")
@@ -108,7 +116,15 @@ def main(argv=None) -> int:
     ap.add_argument("--origin", default="45.0,14.0", help="LAT,LON of the dataset's (0,0)")
     ap.add_argument("--measured-power", type=float)
     ap.add_argument("--path-loss-exponent", type=float)
+    ap.add_argument("--calibration", type=Path,
+                    help="JSON sensor -> measuredPower (calibrate.py's output)")
     a = ap.parse_args(argv)
+    calibration, exponent = None, a.path_loss_exponent
+    if a.calibration:
+        import calibrate
+        calibration, cal_exponent = calibrate.load(a.calibration)
+        if exponent is None:
+            exponent = cal_exponent
     walk = common.resolve_walk(a.walk)
     try:
         lat0, lon0 = (float(v) for v in a.origin.split(","))
@@ -116,7 +132,7 @@ def main(argv=None) -> int:
         ap.error("--origin wants LAT,LON")
     out = a.out or Path(tempfile.mkdtemp(prefix=f"ble-{common.walk_name(walk)}-"))
     regions, sightings = convert(walk, out, a.positions, (lat0, lon0), a.measured_power,
-                                 a.path_loss_exponent)
+                                 exponent, calibration)
     print(f"{regions}\n{sightings}")
     return 0
 
