@@ -121,18 +121,8 @@ public final class RegionIndex {
         }
         let n = found.count
         guard let candidateBuffer = found.baseAddress else { return UnsafeBufferPointer(start: nil, count: 0) }
-        // Insertion sort: candidate lists are short, and region order is event order.
-        var i = 1
-        while i < n {
-            let v = candidateBuffer[i]
-            var j = i - 1
-            while j >= 0 && candidateBuffer[j] > v {
-                candidateBuffer[j + 1] = candidateBuffer[j]
-                j -= 1
-            }
-            candidateBuffer[j + 1] = v
-            i += 1
-        }
+        // Region order is event order.
+        found.insertionSort()
         var unique = 0
         for k in 0..<n where unique == 0 || candidateBuffer[unique - 1] != candidateBuffer[k] {
             candidateBuffer[unique] = candidateBuffer[k]

@@ -3,6 +3,8 @@
 // Fixed capacity, no heap: a 32-slot inline ring; the gate sorts in a 32-slot inline scratch buffer.
 
 /// One RSSI sample: time (seconds) and dBm.
+import GeotriggerCore
+
 public struct RSSISample: Sendable, Equatable {
     public var t: Double
     public var rssi: Double
@@ -150,18 +152,7 @@ struct Scratch32 {
     /// Insertion sort of the first `n` values (n ≤ 32).
     mutating func sort(_ n: Int) {
         withUnsafeMutableBytes(of: &storage) { raw in
-            let p = raw.baseAddress!.assumingMemoryBound(to: Double.self)
-            var i = 1
-            while i < n {
-                let v = p[i]
-                var j = i - 1
-                while j >= 0 && p[j] > v {
-                    p[j + 1] = p[j]
-                    j -= 1
-                }
-                p[j + 1] = v
-                i += 1
-            }
+            UnsafeMutableBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: Double.self), count: n).insertionSort()
         }
     }
 
