@@ -11,6 +11,8 @@ turns them into intervals and scores them. Models:
            P1m = -59 dBm, n = 2, enter d < 3 m, exit d > 3 m x 1.15, exit after 30 s silence.
   beacon   per beacon, no positions (the recommended default): see BeaconModel.
   fused    with positions: see FusedModel.
+  ekf, pf  trackers on the position fed by every sighting's RSSI: see TrackerModel (none
+           meets the fused target; README "Trackers").
 
 The physical constants and the reasons for them are in README.md (section "Recommended
 algorithm"). Nothing here is fitted to the three walks: --sweep only shows how sensitive the
@@ -387,6 +389,311 @@ class FusedModel:
         return events
 
 
+# ------------------------------------------------------------------ trackers fed by raw RSSI
+
+LN10 = math.log(10.0)
+# The room from the dataset's floor plan (cnf/tetam.par "limits"): a deployment knows its floor
+# plan; the receiver layout's hull is NOT used. Only models with room=True use it.
+ROOM = (0.0, 0.0, 20.660138018121128, 17.64103475472807)
+
+
+class TrackerModel:
+    """Constant-velocity tracker on the horizontal position, updated by every sighting's RSSI.
+
+    State s = (x, y, vx, vy) in the dataset's east/north metres. Motion: white acceleration with
+    spectral density q = sigma_a^2 [m^2/s^3] per axis (sigma_a = 0.7 m/s^2: a pedestrian's
+    speed changes by < 1 m/s within ~1-2 s); the speed is capped at v_max = 1.5 m/s (fast walk).
+    Measurement per sighting of beacon b: rssi = P1m - 10 n log10(rho) + e, e ~ N(0, 6^2 dB^2),
+    rho = sqrt(|x - b|^2 + rho0^2), rho0 = 0.5 m (a soft floor: the log model is not valid at
+    rho -> 0; 0.5 m is the immediate-zone radius and below every mounting-height offset).
+    Initialisation: after the first W = 2 s of sightings, the 1/d^2-weighted centroid of the
+    beacons heard (gated mean dBm per beacon, as in `fused`), position sigma 3 m, velocity 0 with
+    sigma 1 m/s. Zones as `fused`: D = |x - b|, enter D < 3 m, exit D > 3.5 m, 2 consecutive
+    updates; or (decide="prob") on P(D < 3 m) under the tracker's position distribution:
+    enter when P > p_enter, exit when P(D < 3.5 m) < p_exit, 2 consecutive updates.
+    """
+    name = "tracker"
+
+    def __init__(self, sigma_a=0.7, v_max=1.5, sigma_db=6.0, rho0=0.5, p1m=P1M, n=N_EXP,
+                 gate=0.0, min_rssi=-999.0, room=False, decide="mean", p_enter=0.5,
+                 p_exit=0.5, hyst=0.5, confirm=2, init_window=2.0, init_sigma=3.0, seed=1):
+        self.sigma_a, self.v_max, self.sigma_db, self.rho0 = sigma_a, v_max, sigma_db, rho0
+        self.p1m, self.n, self.gate, self.min_rssi, self.room = p1m, n, gate, min_rssi, room
+        self.decide, self.p_enter, self.p_exit = decide, p_enter, p_exit
+        self.hyst, self.confirm = hyst, confirm
+        self.init_window, self.init_sigma, self.seed = init_window, init_sigma, seed
+
+    def describe(self):
+        return (f"{self.name}: CV, sigma_a {self.sigma_a:g} m/s², v_max {self.v_max:g} m/s, "
+                f"R {self.sigma_db:g} dB, rho0 {self.rho0:g} m, "
+                f"{'gate %gσ, ' % self.gate if self.gate else ''}"
+                f"{'rssi >= %g dBm, ' % self.min_rssi if self.min_rssi > -999 else ''}"
+                f"{'room clamp, ' if self.room else 'no clamp, '}"
+                + (f"decide mean: enter <3 m, exit >{3 + self.hyst:g} m" if self.decide == "mean"
+                   else f"decide P(D<3)>{self.p_enter:g}, exit P(D<{3 + self.hyst:g})<{self.p_exit:g}")
+                + f", confirm {self.confirm}")
+
+    # subclasses: init(x0, t), predict(dt), update(b, rssi), mean(), p_inside(b, radius)
+
+    def h(self, x, b):
+        rho = np.sqrt(((x - b) ** 2).sum(-1) + self.rho0 ** 2)
+        return self.p1m - 10 * self.n * np.log10(rho), rho
+
+    def run(self, rows, sensors):
+        pos = {s.name: np.array(s.pos[:2]) for s in sensors.values()}
+        last: dict[str, float] = {}
+        inside: dict[str, bool] = {}
+        streak: dict[str, int] = {}
+        events = []
+        init_buf: dict[str, list] = {}
+        t0 = None
+        started = False
+        t_prev = None
+        for r in rows:
+            for name in [k for k, v in inside.items() if v]:
+                if last[name] + BEACON_EXIT < r.t:
+                    events.append({"t": last[name] + BEACON_EXIT, "event": "exit",
+                                   "device": common.DEVICE, "region": name, "reason": "timeout"})
+                    inside[name] = False
+            name = r.sensor.name
+            last[name] = r.t
+            if not started:
+                t0 = r.t if t0 is None else t0
+                init_buf.setdefault(name, []).append(r.rssi)
+                if r.t - t0 < self.init_window or len(init_buf) < 3:
+                    continue
+                b = np.array([pos[k] for k in init_buf])
+                d = np.array([rssi_to_distance(gated_mean(v), self.p1m, self.n)
+                              for v in init_buf.values()])
+                w = 1 / d ** 2
+                self.init((w[:, None] * b).sum(0) / w.sum())
+                started, t_prev = True, r.t
+                continue
+            self.predict(max(r.t - t_prev, 0.0))
+            t_prev = r.t
+            if r.rssi >= self.min_rssi:
+                self.update(pos[name], float(r.rssi))
+            m = self.mean()
+            for nm in sorted(pos):
+                if nm not in last:
+                    continue
+                was = inside.get(nm, False)
+                if self.decide == "mean":
+                    dist = float(np.linalg.norm(m - pos[nm]))
+                    want = dist < R_NEAR if not was else dist > R_NEAR + self.hyst
+                else:
+                    dist = float(np.linalg.norm(m - pos[nm]))
+                    want = (self.p_inside(pos[nm], R_NEAR) > self.p_enter if not was
+                            else self.p_inside(pos[nm], R_NEAR + self.hyst) < self.p_exit)
+                streak[nm] = streak.get(nm, 0) + 1 if want else 0
+                if streak[nm] >= self.confirm:
+                    inside[nm] = not was
+                    streak[nm] = 0
+                    events.append({"t": r.t, "event": "exit" if was else "enter",
+                                   "device": common.DEVICE, "region": nm,
+                                   "distance": round(dist, 2)})
+        return events
+
+    def clamp(self, x):
+        if self.room:
+            x[..., 0] = np.clip(x[..., 0], ROOM[0], ROOM[2])
+            x[..., 1] = np.clip(x[..., 1], ROOM[1], ROOM[3])
+        return x
+
+    def cap_speed(self, v):
+        sp = np.linalg.norm(v, axis=-1, keepdims=True)
+        return np.where(sp > self.v_max, v * (self.v_max / np.maximum(sp, 1e-9)), v)
+
+
+# fixed standard-normal points for P(D < R) under the EKF's Gaussian (deterministic)
+_STD2 = np.random.default_rng(12345).standard_normal((400, 2))
+
+
+class EKFModel(TrackerModel):
+    """Extended Kalman filter of TrackerModel (one scalar update per sighting)."""
+    name = "ekf"
+
+    def init(self, x0):
+        self.s = np.array([x0[0], x0[1], 0.0, 0.0])
+        self.P = np.diag([self.init_sigma ** 2] * 2 + [1.0, 1.0])
+
+    def predict(self, dt):
+        if dt <= 0:
+            return
+        F = np.eye(4)
+        F[0, 2] = F[1, 3] = dt
+        q = self.sigma_a ** 2
+        Q1 = q * np.array([[dt ** 3 / 3, dt ** 2 / 2], [dt ** 2 / 2, dt]])
+        Q = np.zeros((4, 4))
+        Q[np.ix_([0, 2], [0, 2])] = Q1
+        Q[np.ix_([1, 3], [1, 3])] = Q1
+        self.s = F @ self.s
+        self.P = F @ self.P @ F.T + Q
+
+    def update(self, b, rssi):
+        x = self.s[:2]
+        hx, rho = self.h(x, b)
+        H = np.zeros(4)
+        H[:2] = -10 * self.n / LN10 * (x - b) / rho ** 2
+        S = H @ self.P @ H + self.sigma_db ** 2
+        nu = rssi - hx
+        if self.gate and nu * nu > self.gate ** 2 * S:
+            return
+        K = self.P @ H / S
+        self.s = self.s + K * nu
+        self.P = self.P - np.outer(K, H @ self.P)
+        self.P = 0.5 * (self.P + self.P.T)
+        self.s[2:] = self.cap_speed(self.s[2:])
+        self.s[:2] = self.clamp(self.s[:2])
+
+    def mean(self):
+        return self.s[:2]
+
+    def p_inside(self, b, radius):
+        L = np.linalg.cholesky(self.P[:2, :2] + 1e-9 * np.eye(2))
+        pts = self.s[:2] + _STD2 @ L.T
+        return float((np.linalg.norm(pts - b, axis=1) < radius).mean())
+
+
+class PFModel(TrackerModel):
+    """Bootstrap particle filter of TrackerModel: N particles (x, y, vx, vy), the same CV motion
+    (velocity random walk with the same white-acceleration density, speed capped), Gaussian dB
+    likelihood, systematic resampling when ESS < N/2. room=True: particles outside the floor
+    plan's rectangle get weight 0 (the floor plan is known to a deployment). P(D < R) = weight
+    of the particles within R."""
+    name = "pf"
+
+    def __init__(self, n_particles=500, **kw):
+        super().__init__(**kw)
+        self.n_particles = n_particles
+
+    def describe(self):
+        return super().describe() + f", {self.n_particles} particles, seed {self.seed}"
+
+    def init(self, x0):
+        self.rng = np.random.default_rng(self.seed)
+        N = self.n_particles
+        self.p = np.zeros((N, 4))
+        self.p[:, :2] = x0 + self.init_sigma * self.rng.standard_normal((N, 2))
+        self.p[:, 2:] = self.cap_speed(self.rng.standard_normal((N, 2)))
+        if self.room:
+            self.p[:, :2] = self.clamp(self.p[:, :2])
+        self.w = np.full(N, 1.0 / N)
+
+    def predict(self, dt):
+        if dt <= 0:
+            return
+        N = self.n_particles
+        # exact discretisation of white acceleration: correlated (pos, vel) increments
+        q = self.sigma_a ** 2
+        C = q * np.array([[dt ** 3 / 3, dt ** 2 / 2], [dt ** 2 / 2, dt]])
+        L = np.linalg.cholesky(C + 1e-12 * np.eye(2))
+        z = self.rng.standard_normal((N, 2, 2))      # [particle, axis, (pos,vel)]
+        inc = z @ L.T
+        self.p[:, :2] += self.p[:, 2:] * dt + inc[:, :, 0]
+        self.p[:, 2:] = self.cap_speed(self.p[:, 2:] + inc[:, :, 1])
+        if self.room:
+            out = ((self.p[:, 0] < ROOM[0]) | (self.p[:, 0] > ROOM[2]) |
+                   (self.p[:, 1] < ROOM[1]) | (self.p[:, 1] > ROOM[3]))
+            self.w[out] = 0.0
+            if self.w.sum() <= 0:
+                self.w[:] = 1.0
+            self.p[:, :2] = self.clamp(self.p[:, :2])
+            self.w /= self.w.sum()
+
+    def update(self, b, rssi):
+        hx, _ = self.h(self.p[:, :2], b)
+        nu = rssi - hx
+        ll = -0.5 * (nu / self.sigma_db) ** 2
+        w = self.w * np.exp(ll - ll.max())
+        if w.sum() <= 0 or not np.isfinite(w.sum()):
+            return
+        self.w = w / w.sum()
+        if 1.0 / (self.w ** 2).sum() < self.n_particles / 2:
+            N = self.n_particles
+            u = (self.rng.random() + np.arange(N)) / N
+            idx = np.minimum(np.searchsorted(np.cumsum(self.w), u), N - 1)
+            self.p = self.p[idx]
+            self.w = np.full(N, 1.0 / N)
+
+    def mean(self):
+        return self.w @ self.p[:, :2]
+
+    def p_inside(self, b, radius):
+        return float(self.w[np.linalg.norm(self.p[:, :2] - b, axis=1) < radius].sum())
+
+
+class ShadowEKFModel(EKFModel):
+    """EKF with one slow-shadowing state per beacon (the state grows as beacons are first heard).
+
+    RSSI error = slow shadowing s_i (body blocking by the carrier, furniture, walls: persists over
+    ~1-2 m of walking, i.e. ~tau_s = 2 s; Gauss-Markov, sigma_slow = 4 dB) + fast multipath
+    (independent per packet at 2 Hz, since 2.4 GHz fading decorrelates within ~6 cm; sigma_fast
+    = 4 dB). sqrt(4^2 + 4^2) = 5.7 dB, the same total as R = 6 dB. Treating the slow part as white
+    makes the plain EKF overconfident and lets it chase persistent offsets."""
+    name = "ekf-shadow"
+
+    def __init__(self, sigma_slow=4.0, sigma_fast=4.0, tau_s=2.0, **kw):
+        super().__init__(**kw)
+        self.sigma_slow, self.sigma_fast, self.tau_s = sigma_slow, sigma_fast, tau_s
+
+    def describe(self):
+        return (super().describe() + f"; shadowing states: slow {self.sigma_slow:g} dB "
+                f"tau {self.tau_s:g} s, fast {self.sigma_fast:g} dB")
+
+    def init(self, x0):
+        super().init(x0)
+        self.idx = {}
+
+    def _slot(self, b):
+        key = (float(b[0]), float(b[1]))
+        if key not in self.idx:
+            k = len(self.s)
+            self.idx[key] = k
+            self.s = np.append(self.s, 0.0)
+            P = np.zeros((k + 1, k + 1))
+            P[:k, :k] = self.P
+            P[k, k] = self.sigma_slow ** 2
+            self.P = P
+        return self.idx[key]
+
+    def predict(self, dt):
+        if dt <= 0:
+            return
+        n = len(self.s)
+        F = np.eye(n)
+        F[0, 2] = F[1, 3] = dt
+        q = self.sigma_a ** 2
+        Q1 = q * np.array([[dt ** 3 / 3, dt ** 2 / 2], [dt ** 2 / 2, dt]])
+        Q = np.zeros((n, n))
+        Q[np.ix_([0, 2], [0, 2])] = Q1
+        Q[np.ix_([1, 3], [1, 3])] = Q1
+        if n > 4:
+            a = math.exp(-dt / self.tau_s)
+            F[4:, 4:] *= a
+            Q[4:, 4:] = np.eye(n - 4) * self.sigma_slow ** 2 * (1 - a * a)
+        self.s = F @ self.s
+        self.P = F @ self.P @ F.T + Q
+
+    def update(self, b, rssi):
+        k = self._slot(b)
+        x = self.s[:2]
+        hx, rho = self.h(x, b)
+        H = np.zeros(len(self.s))
+        H[:2] = -10 * self.n / LN10 * (x - b) / rho ** 2
+        H[k] = 1.0
+        S = H @ self.P @ H + self.sigma_fast ** 2
+        nu = rssi - (hx + self.s[k])
+        if self.gate and nu * nu > self.gate ** 2 * S:
+            return
+        K = self.P @ H / S
+        self.s = self.s + K * nu
+        self.P = self.P - np.outer(K, H @ self.P)
+        self.P = 0.5 * (self.P + self.P.T)
+        self.s[2:4] = self.cap_speed(self.s[2:4])
+        self.s[:2] = self.clamp(self.s[:2])
+
+
 MODELS = {
     # the issue's baseline
     "naive": lambda: NaiveModel(alpha=0.25),
@@ -402,6 +709,15 @@ MODELS = {
                                 tau=1.0, hyst=0.5, confirm=2),
     "fused-wls": lambda: FusedModel(solver="wls", start="prev"),
     "fused-centroid": lambda: FusedModel(solver="centroid"),
+    # trackers fed directly by every sighting's RSSI (TrackerModel; README "Trackers")
+    "ekf": lambda: EKFModel(),
+    "ekf-prob": lambda: EKFModel(decide="prob", p_enter=0.5, p_exit=0.5),
+    "ekf-1sigma": lambda: EKFModel(decide="prob", p_enter=0.84, p_exit=0.16),
+    "ekf-shadow": lambda: ShadowEKFModel(),
+    "ekf-shadow-1sigma": lambda: ShadowEKFModel(decide="prob", p_enter=0.84, p_exit=0.16),
+    "pf": lambda: PFModel(),
+    "pf-prob": lambda: PFModel(decide="prob", p_enter=0.5, p_exit=0.5),
+    "pf-1sigma": lambda: PFModel(decide="prob", p_enter=0.84, p_exit=0.16),
 }
 
 
