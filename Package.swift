@@ -46,15 +46,19 @@ let package = Package(
                 "GeotriggerScheduling",
             ]
         ),
+        // SPEC §6's benchmark scenarios (city, world, beacons), generated from a seed.
+        .target(name: "GeotriggerScenarios", dependencies: ["Geotrigger"]),
         .executableTarget(
             name: "GeotriggerCLI",
-            dependencies: ["Geotrigger", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "Geotrigger", "GeotriggerScenarios", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         .testTarget(name: "GeotriggerCoreTests", dependencies: ["GeotriggerCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GeotriggerReadingsTests", dependencies: ["GeotriggerReadings"]),
         .testTarget(name: "GeotriggerGeometryTests", dependencies: ["GeotriggerGeometry"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GeotriggerMonitoringTests", dependencies: ["GeotriggerMonitoring"]),
         .testTarget(name: "GeotriggerSchedulingTests", dependencies: ["GeotriggerScheduling"]),
-        .testTarget(name: "GeotriggerCLITests", dependencies: ["Geotrigger"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "GeotriggerCLITests", dependencies: ["Geotrigger", "GeotriggerScenarios"], resources: [.copy("Fixtures")]),
     ]
 )

@@ -37,20 +37,28 @@ extension OutputFile {
         append(UInt8(ascii: "\""))
     }
 
-    /// Appends a non-negative or negative finite number with two decimals (centimetres for distances).
-    public func appendFixed2(_ x: Double) {
-        guard x.isFinite, abs(x) < 1e15 else {
+    /// Appends a finite number with two decimals (centimetres for distances).
+    public func appendFixed2(_ x: Double) { appendFixed(x, decimals: 2) }
+
+    /// Appends a finite number rounded to `decimals` (0…9) places; `null` if not finite or huge.
+    public func appendFixed(_ x: Double, decimals: Int) {
+        var scale: Int64 = 1
+        for _ in 0..<decimals { scale *= 10 }
+        guard x.isFinite, abs(x) * Double(scale) < 9e18 else {
             append("null")
             return
         }
-        var v = Int64((abs(x) * 100).rounded())
+        let v = Int64((abs(x) * Double(scale)).rounded())
         if x < 0 && v != 0 { append(UInt8(ascii: "-")) }
-        let frac = Int(v % 100)
-        v /= 100
-        appendInteger(v)
+        appendInteger(v / scale)
+        guard decimals > 0 else { return }
         append(UInt8(ascii: "."))
-        append(UInt8(ascii: "0") + UInt8(frac / 10))
-        append(UInt8(ascii: "0") + UInt8(frac % 10))
+        let frac = v % scale
+        var divisor = scale / 10
+        while divisor > 0 {
+            append(UInt8(ascii: "0") + UInt8(frac / divisor % 10))
+            divisor /= 10
+        }
     }
 
     public func appendInteger(_ value: Int64) {

@@ -9,7 +9,7 @@ struct GeotriggerCommand: ParsableCommand {
             Regions (circles, polygons) are indexed in a GEOS STRtree; circle decisions are \
             geodesic on the WGS84 ellipsoid. Events are written as NDJSON, one per line.
             """,
-        subcommands: [ReplayCommand.self],
+        subcommands: [ReplayCommand.self, ScenarioCommand.self],
         defaultSubcommand: nil
     )
 }
