@@ -64,6 +64,9 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Ignore fixes whose horizontal accuracy is worse than M metres (0 = no limit).", valueName: "M"))
     var maxAccuracy: Double = 200
 
+    @Option(help: ArgumentHelp("Skip the index while a device is closer than this to every boundary (metres; 0 = evaluate every fix). Events are identical either way.", valueName: "M"))
+    var safeDistance: Double = 25
+
     @Option(help: ArgumentHelp("Emit dwell once per visit after S seconds continuously inside (default: off).", valueName: "S"))
     var dwell: Double?
 
@@ -103,6 +106,7 @@ struct ReplayCommand: ParsableCommand {
         }
         if !(maxAccuracy >= 0 && maxAccuracy.isFinite) { throw ValidationError("--max-accuracy must be a finite number of metres ≥ 0") }
         if let dwell, !(dwell > 0 && dwell.isFinite) { throw ValidationError("--dwell must be a positive number of seconds") }
+        if !(safeDistance >= 0 && safeDistance.isFinite) { throw ValidationError("--safe-distance must be a finite number of metres ≥ 0") }
         if !(beaconExit > 0 && beaconExit.isFinite) { throw ValidationError("--beacon-exit must be a positive number of seconds") }
         if let until, parseTime(until) == nil {
             throw ValidationError("--until must be Unix seconds or an RFC 3339 time, not \"\(until)\"")
@@ -116,7 +120,8 @@ struct ReplayCommand: ParsableCommand {
         config.format = format
         config.device = device
         config.hysteresis = hysteresis.map { .metres($0) } ?? .automatic
-        config.monitor = MonitorOptions(maxAccuracy: maxAccuracy, dwell: dwell, initial: initial)
+        config.monitor = MonitorOptions(maxAccuracy: maxAccuracy, dwell: dwell, initial: initial,
+                                        safeDistance: safeDistance > 0 ? safeDistance : nil)
         config.beacons.exitAfter = beaconExit
         config.until = until.flatMap(parseTime)
         config.strict = strict

@@ -101,8 +101,21 @@ public struct GeodesicCircle: Sendable {
         hOutsideExit = GeodesicCircle.outsideThreshold(exitRadius / kMin)
     }
 
+    /// A lower bound, in metres, on how far `p` must move before the decision for this circle can
+    /// change: to the exit boundary when `inside`, to the entry boundary otherwise (0 if unsure).
+    ///
+    /// The geodesic distance lies in [θ·minCurvatureRadius, θ·maxCurvatureRadius] for central angle
+    /// θ, and moving `m` metres changes it by at most `m` (triangle inequality).
+    public func clearance(_ p: Coordinate, inside: Bool) -> Double {
+        let h = haversine(p)
+        let theta = 2 * asin(min(1, h.squareRoot()))
+        let c = inside ? exitRadius - theta * GeodesicCircle.maxCurvatureRadius
+                       : theta * GeodesicCircle.minCurvatureRadius - radius
+        return max(0, c * (1 - 1e-9) - 1e-6)
+    }
+
     /// Largest h certainly within central angle `theta` (a little below sin²(θ/2)).
-    static func insideThreshold(_ theta: Double) -> Double {
+    public static func insideThreshold(_ theta: Double) -> Double {
         if theta >= .pi { return .infinity }  // every point is within θ ≤ π
         let s = sin(theta / 2)
         return s * s * (1 - safety)

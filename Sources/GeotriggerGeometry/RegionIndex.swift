@@ -1,4 +1,9 @@
 import CGEOS
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import GeotriggerCore
 
 /// How far beyond a circle's radius a device must go before it is considered to have left.
@@ -129,6 +134,42 @@ public final class RegionIndex {
             unique += 1
         }
         return UnsafeBufferPointer(start: candidateBuffer, count: unique)
+    }
+
+    /// Regions whose envelope meets a box reaching at least `metres` from `p` in every direction,
+    /// ascending; nil where such a box would touch the antimeridian or come near a pole (use
+    /// `candidates(at:)` there). Also sets the point the polygon tests use.
+    ///
+    /// Any region not returned cannot contain a point within `metres` of `p`, so a device that
+    /// stays that close needs no new query.
+    public func candidates(around p: Coordinate, metres: Double) -> UnsafeBufferPointer<Int32>? {
+        // Degrees that certainly cover `metres`: at least 110,000 m per degree of latitude, and
+        // 111,000·cos(latitude) per degree of longitude at the box's most poleward latitude.
+        let dLat = metres / 110_000
+        let poleward = abs(p.latitude) + dLat
+        guard poleward < 89 else { return nil }
+        let dLon = metres / (111_000 * cos(poleward * .pi / 180))
+        guard p.longitude - dLon > -180, p.longitude + dLon < 180 else { return nil }
+        setQueryPoint(longitude: p.longitude, latitude: p.latitude)
+        guard let box = GEOSGeom_createRectangle_r(context.handle, p.longitude - dLon, p.latitude - dLat,
+                                                    p.longitude + dLon, p.latitude + dLat) else { return nil }
+        defer { GEOSGeom_destroy_r(context.handle, box) }
+        let found = tree.query(handle: box, appending: false)
+        found.insertionSort()
+        var unique = 0
+        for k in 0..<found.count where unique == 0 || found[unique - 1] != found[k] {
+            found[unique] = found[k]
+            unique += 1
+        }
+        return UnsafeBufferPointer(start: found.baseAddress, count: unique)
+    }
+
+    /// How far `p` must move before region `r`'s decision can change (metres, a lower bound; 0 for
+    /// polygons, whose boundary distance is not computed).
+    @inline(__always)
+    public func clearance(_ r: Int, _ p: Coordinate, inside: Bool) -> Double {
+        if case .circle(let c) = shapes[r] { return c.clearance(p, inside: inside) }
+        return 0
     }
 
     /// Whether `p` (the point of the last `candidates(at:)` call) is inside region `r`: geodesic

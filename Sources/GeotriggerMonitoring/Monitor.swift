@@ -1,4 +1,9 @@
 import GeotriggerCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import GeotriggerGeometry
 import GeotriggerReadings
 
@@ -17,11 +22,17 @@ public struct MonitorOptions: Sendable {
     /// Emit `dwell` once per visit after this many seconds continuously inside; nil = never.
     public var dwell: Double? = nil
     public var initial: InitialPolicy = .enter
+    /// Safe distance (metres): after a full evaluation, a device's fixes skip the index and every
+    /// test until it has moved as far as its clearance to the nearest boundary (at most this).
+    /// nil evaluates every fix in full; the events are the same either way.
+    public var safeDistance: Double? = 25
 
-    public init(maxAccuracy: Double = 200, dwell: Double? = nil, initial: InitialPolicy = .enter) {
+    public init(maxAccuracy: Double = 200, dwell: Double? = nil, initial: InitialPolicy = .enter,
+                safeDistance: Double? = 25) {
         self.maxAccuracy = maxAccuracy
         self.dwell = dwell
         self.initial = initial
+        self.safeDistance = safeDistance
     }
 }
 
@@ -52,6 +63,10 @@ public final class Monitor {
     struct DeviceState {
         var last: Double = -.infinity
         var hasFix = false
+        /// Where the last full evaluation was, and how far from there (as a haversine threshold:
+        /// sin²(θ/2) of the largest safe central angle) no decision can change; 0 = evaluate.
+        var anchorLat = 0.0, anchorLon = 0.0, anchorCosLat = 0.0
+        var safeH = 0.0
         /// Sorted by region.
         var visits: [Visit] = []
     }
@@ -112,7 +127,13 @@ public final class Monitor {
 
         let first = !states[di].hasFix
         states[di].hasFix = true
-        let candidates = index.candidates(at: p)
+        if states[di].safeH > 0 && movedLess(states[di], p) { return .applied }
+
+        // A box query around the fix finds every region within `safeDistance`, so the smallest
+        // clearance among them (and the box itself) bounds how far the device can go unchecked.
+        let box = options.safeDistance.flatMap { index.candidates(around: p, metres: $0) }
+        let candidates = box ?? index.candidates(at: p)
+        var safe = box == nil ? 0 : options.safeDistance ?? 0
         var changed = false
         scratch.removeAll(keepingCapacity: true)
         states[di].visits.withUnsafeBufferPointer { visits in
@@ -122,7 +143,11 @@ public final class Monitor {
                     // Not inside yet: enter on distance ≤ r (or covered).
                     let r = candidates[i]
                     i += 1
-                    guard index.isInside(Int(r), p) else { continue }
+                    guard index.isInside(Int(r), p) else {
+                        if safe > 0 { safe = min(safe, index.clearance(Int(r), p, inside: false)) }
+                        continue
+                    }
+                    if safe > 0 { safe = min(safe, index.clearance(Int(r), p, inside: true)) }
                     changed = true
                     visitSerial &+= 1
                     let silent = first && options.initial == .none
@@ -140,8 +165,12 @@ public final class Monitor {
                     if stillCandidate { i += 1 }
                     j += 1
                     if stillCandidate && !index.isBeyondExit(Int(visit.region), p) {
+                        if safe > 0 { safe = min(safe, index.clearance(Int(visit.region), p, inside: true)) }
                         scratch.append(visit)
                         continue
+                    }
+                    if stillCandidate && safe > 0 {
+                        safe = min(safe, index.clearance(Int(visit.region), p, inside: false))
                     }
                     changed = true
                     emit(RegionEvent(kind: .exit, t: t, device: d, region: visit.region,
@@ -151,7 +180,23 @@ public final class Monitor {
             }
         }
         if changed { swap(&states[di].visits, &scratch) }
+        states[di].anchorLat = p.latitude
+        states[di].anchorLon = p.longitude
+        states[di].anchorCosLat = cos(p.latitude * .pi / 180)
+        states[di].safeH = safe > 0 ? GeodesicCircle.insideThreshold(safe / GeodesicCircle.maxCurvatureRadius) : 0
         return .applied
+    }
+
+    /// Whether `p` is certainly closer to the device's anchor than its safe distance: the
+    /// haversine of the move against the stored threshold (no inverse trig on this path).
+    @inline(__always)
+    private func movedLess(_ s: DeviceState, _ p: Coordinate) -> Bool {
+        var dLon = p.longitude - s.anchorLon
+        if abs(dLon) > 180 { dLon -= Double(signOf: dLon, magnitudeOf: 360) }
+        let a = sin((p.latitude - s.anchorLat) * (Double.pi / 360))
+        let b = sin(dLon * (Double.pi / 360))
+        let h = a * a + s.anchorCosLat * cos(p.latitude * .pi / 180) * (b * b)
+        return h < s.safeH
     }
 
     /// Due time of the earliest pending timer, if any (cancelled timers may be included).

@@ -45,4 +45,20 @@ struct ScenarioTests {
         #expect(!r.stderr.contains("rejected"), "\(r.stderr)")
         #expect(r.lines.count > 0, "the scenario should produce events")
     }
+
+    @Test("the safe-distance fast path gives exactly the events of evaluating every fix",
+          arguments: [["--hysteresis", "0", "--max-accuracy", "0"], ["--dwell", "20"]])
+    func fastPathIsExact(options: [String]) throws {
+        let dir = try CLI.temporaryDirectory()
+        let made = try CLI.run(["scenario", "city", "--seed", "11", "--regions", "20000", "--devices", "100",
+                                "--seconds", "120", "--out", dir.path])
+        #expect(made.status == 0)
+        let args = ["replay", "--regions", dir.appendingPathComponent("regions.csv").path] + options
+            + [dir.appendingPathComponent("readings.ndjson").path]
+        let fast = try CLI.run(args)
+        let plain = try CLI.run(args + ["--safe-distance", "0"])
+        #expect(fast.status == 0 && plain.status == 0)
+        #expect(plain.lines.count > 100, "the scenario should cross many boundaries")
+        #expect(fast.stdout == plain.stdout)
+    }
 }
