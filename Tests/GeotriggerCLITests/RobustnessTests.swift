@@ -1,4 +1,5 @@
 import Foundation
+import GeotriggerCore
 import Testing
 
 /// Bad input never crashes the tool and is never silently lost: thousands of corrupted records
@@ -7,18 +8,6 @@ import Testing
 /// counted record or as a reported rejection, and every output line must be a JSON event.
 @Suite("Robustness: corrupted input")
 struct RobustnessTests {
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
-
     static let seeds = [
         #"{"t":100,"device":"d1","lat":48.2,"lon":16.37,"accuracy":5}"#,
         #"{"t":"1970-01-01T00:01:41.5Z","device":"d2","lat":48.2001,"lon":16.3701}"#,
@@ -35,7 +24,7 @@ struct RobustnessTests {
 
     @Test("every corrupted record is counted or rejected; the run never crashes", arguments: [UInt64(7), 8, 9])
     func mutations(seed: UInt64) throws {
-        var g = Generator(state: seed)
+        var g = SplitMix64(seed: seed)
         var lines: [[UInt8]] = []
         for i in 0..<3000 {
             var line = Array(Self.seeds[g.below(Self.seeds.count)].utf8)
