@@ -77,33 +77,36 @@ public final class Engine {
     /// Applies a fix for an interned device (`monitor.device(_:)`); no allocation for known devices.
     @discardableResult
     public func fix(device: Int32, t: Double, at p: Coordinate, accuracy: Double = .nan) -> Monitor.Outcome {
-        fireTimers(before: t)
-        scheduler.deviceSeen(device, at: t)
-        let outcome = monitor.fix(device: device, t: t, at: p, accuracy: accuracy)
-        advance(to: monitor.clock)
-        return outcome
+        reading(device: device, t: t) { monitor.fix(device: device, t: t, at: p, accuracy: accuracy) }
     }
 
-    /// Applies a beacon sighting (RSSI in dBm; `tx` NaN when absent).
+    /// Applies a beacon sighting (RSSI in dBm; `tx` NaN when absent). Nil if it is older than the
+    /// device's previous reading.
     public func sighting(device: Int32, t: Double, beacon: BeaconID, rssi: Double, tx: Double = .nan) -> BeaconMonitor.Outcome? {
         if t < monitor.lastReading(of: device) { return nil }
-        fireTimers(before: t)
-        scheduler.deviceSeen(device, at: t)
-        _ = monitor.touch(device: device, t: t)
-        let outcome = beacons.sighting(device: device, t: t, beacon: beacon, rssi: rssi, tx: tx)
-        advance(to: monitor.clock)
-        return outcome
+        return reading(device: device, t: t) {
+            _ = monitor.touch(device: device, t: t)
+            return beacons.sighting(device: device, t: t, beacon: beacon, rssi: rssi, tx: tx)
+        }
     }
 
     /// A reading that is not a fix (a sighting, a control record): orders it on the device's and the
     /// stream's clock. Returns `.outOfOrder` if it is older than the device's previous reading.
     public func touch(device: Int32, t: Double) -> RejectReason? {
         if t < monitor.lastReading(of: device) { return .outOfOrder }
+        reading(device: device, t: t) { _ = monitor.touch(device: device, t: t) }
+        return nil
+    }
+
+    /// The clock order every reading follows: timers due before it fire, the device's first reading
+    /// adds its requests, the reading is applied, then timers due at its time fire.
+    @inline(__always)
+    private func reading<R>(device: Int32, t: Double, _ apply: () -> R) -> R {
         fireTimers(before: t)
         scheduler.deviceSeen(device, at: t)
-        _ = monitor.touch(device: device, t: t)
+        let result = apply()
         advance(to: monitor.clock)
-        return nil
+        return result
     }
 
     // MARK: Clock

@@ -124,16 +124,7 @@ public final class RegionIndex {
             found = tree.query(handle: queryPoint!, appending: true)
             setQueryPoint(longitude: p.longitude, latitude: p.latitude)
         }
-        let n = found.count
-        guard let candidateBuffer = found.baseAddress else { return UnsafeBufferPointer(start: nil, count: 0) }
-        // Region order is event order.
-        found.insertionSort()
-        var unique = 0
-        for k in 0..<n where unique == 0 || candidateBuffer[unique - 1] != candidateBuffer[k] {
-            candidateBuffer[unique] = candidateBuffer[k]
-            unique += 1
-        }
-        return UnsafeBufferPointer(start: candidateBuffer, count: unique)
+        return Self.sortedUnique(found)
     }
 
     /// Regions whose envelope meets a box reaching at least `metres` from `p` in every direction,
@@ -154,7 +145,12 @@ public final class RegionIndex {
         guard let box = GEOSGeom_createRectangle_r(context.handle, p.longitude - dLon, p.latitude - dLat,
                                                     p.longitude + dLon, p.latitude + dLat) else { return nil }
         defer { GEOSGeom_destroy_r(context.handle, box) }
-        let found = tree.query(handle: box, appending: false)
+        return Self.sortedUnique(tree.query(handle: box, appending: false))
+    }
+
+    /// Sorts query results in place and drops repeats (a region split at the antimeridian has two
+    /// envelopes). Region order is event order.
+    private static func sortedUnique(_ found: UnsafeMutableBufferPointer<Int32>) -> UnsafeBufferPointer<Int32> {
         found.insertionSort()
         var unique = 0
         for k in 0..<found.count where unique == 0 || found[unique - 1] != found[k] {

@@ -113,15 +113,13 @@ public final class BeaconMonitor {
     private var zoneSlots: [UInt64: Int32] = [:]
     private var zoneKeys: [(device: Int32, region: Int32)] = []
     private var timers = TimerQueue<SilenceTimer>()
-    /// Positions of positioned beacon regions, by region.
-    private let positions: [Coordinate?]
     private let positionedCount: Int
 
     public init(regions: [Region], options: BeaconOptions = BeaconOptions()) {
         self.regions = regions
         self.options = options
         matcher = BeaconMatcher(regions: regions)
-        positions = regions.map { region in
+        let positions: [Coordinate?] = regions.map { region in
             if case .beacon(let b) = region.shape { return b.position }
             return nil
         }
@@ -256,13 +254,7 @@ public final class BeaconMonitor {
         }
         // Silence: nothing qualifying since lastQualifying; every beacon of this zone drops out.
         let r = zoneKeys[z].region
-        for ti in deviceTracks[Int(timer.device)] {
-            var k = 0
-            matcher.forEachMatch(beaconIDs[Int(tracks[Int(ti)].beacon)]) { match in
-                if match == r { tracks[Int(ti)].qualifies &= ~(UInt64(1) << UInt64(min(k, 63))) }
-                k += 1
-            }
-        }
+        dropQualification(device: timer.device, zone: timer.zone, region: r, silentAt: .infinity)
         zones[z].qualifying = 0
         zones[z].fusedIn = false
         update(zone: timer.zone, device: timer.device, region: r, at: due, stamp: due, reason: .silence)
@@ -300,6 +292,12 @@ public final class BeaconMonitor {
 
     /// A beacon left the zone while others still count: drop those silent for `exitAfter`.
     private func expireSilent(device d: Int32, zone z: Int32, region r: Int32, at t: Double) {
+        dropQualification(device: d, zone: z, region: r, silentAt: t)
+    }
+
+    /// Withdraws region `r`'s qualification from the device's beacons that have been silent for
+    /// `exitAfter` at time `t` (all of them for t = +∞), keeping the zone's qualifying count.
+    private func dropQualification(device d: Int32, zone z: Int32, region r: Int32, silentAt t: Double) {
         for ti in deviceTracks[Int(d)] where tracks[Int(ti)].lastSeen + options.exitAfter <= t {
             var k = 0
             matcher.forEachMatch(beaconIDs[Int(tracks[Int(ti)].beacon)]) { match in
