@@ -6,6 +6,12 @@ extension OutputFile {
     public func appendJSONString(_ bytes: UnsafeRawBufferPointer) {
         let hex: StaticString = "0123456789abcdef"
         append(UInt8(ascii: "\""))
+        // Most ids need no escaping: copy them whole.
+        if !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            buffer.append(contentsOf: bytes)
+            append(UInt8(ascii: "\""))
+            return
+        }
         for b in bytes {
             switch b {
             case UInt8(ascii: "\""): append("\\\"")
@@ -32,8 +38,13 @@ extension OutputFile {
 
     /// Appends an RFC 3339 UTC time with milliseconds, quoted.
     public func appendTime(_ t: Double) {
+        if t != lastTime {
+            lastTimeBytes.removeAll(keepingCapacity: true)
+            RFC3339.format(t, into: &lastTimeBytes)
+            lastTime = t
+        }
         append(UInt8(ascii: "\""))
-        RFC3339.format(t, into: &buffer)
+        buffer.append(contentsOf: lastTimeBytes)
         append(UInt8(ascii: "\""))
     }
 

@@ -16,8 +16,13 @@ public final class OutputFile {
     private let fd: Int32
     private let owns: Bool
     public let path: String
-    var buffer: [UInt8] = []
+    /// Plain storage touched only by this class's own methods, so it needs no runtime
+    /// exclusivity checks (they cost a thread-local lookup per byte appended).
+    @exclusivity(unchecked) var buffer: [UInt8] = []
     private let flushThreshold: Int
+    /// The last time formatted by `appendTime` and its bytes: events of one fix share it.
+    @exclusivity(unchecked) var lastTime = Double.nan
+    @exclusivity(unchecked) var lastTimeBytes: [UInt8] = []
 
     /// Opens (creating or truncating) `path`, or standard output for nil or `-`.
     public init(path: String?, flushThreshold: Int = 1 << 20) throws {

@@ -64,8 +64,8 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Ignore fixes whose horizontal accuracy is worse than M metres (0 = no limit).", valueName: "M"))
     var maxAccuracy: Double = 200
 
-    @Option(help: ArgumentHelp("Skip the index while a device is closer than this to every boundary (metres; 0 = evaluate every fix). Events are identical either way.", valueName: "M"))
-    var safeDistance: Double = 25
+    @Option(help: ArgumentHelp("Fast path: each device keeps the regions within M metres of where it last asked the index, and tests only those whose boundary it may have reached (0 = plain path: query the index and test every nearby region at every fix). Events are identical either way.", valueName: "M"))
+    var safeDistance: Double = 100
 
     @Option(help: ArgumentHelp("Emit dwell once per visit after S seconds continuously inside (default: off).", valueName: "S"))
     var dwell: Double?

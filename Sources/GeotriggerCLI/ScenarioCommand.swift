@@ -9,9 +9,9 @@ struct ScenarioCommand: ParsableCommand {
         commandName: "scenario",
         abstract: "Generate a benchmark scenario (city, world or beacons) deterministically from a seed.",
         discussion: """
-            Writes DIR/regions.csv (or regions.geojson for beacons), DIR/readings.ndjson and \\
-            DIR/SCENARIO.txt. The same kind, sizes and seed always give the same bytes. Defaults are \\
-            SPEC §6's sizes (city: 100,000 circles, 10,000 devices, 10 million fixes); use the size \\
+            Writes DIR/regions.csv (or regions.geojson for beacons), DIR/readings.ndjson and \
+            DIR/SCENARIO.txt. The same kind, sizes and seed always give the same bytes. Defaults are \
+            SPEC §6's sizes (city: 100,000 circles, 10,000 devices, 10 million fixes); use the size \
             options for smaller runs.
 
             Example:

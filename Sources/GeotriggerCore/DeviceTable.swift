@@ -3,11 +3,11 @@
 /// Open addressing over a power-of-two table of slots; names live back to back in one byte arena.
 /// Lookups hash the bytes (FNV-1a) and compare with `memcmp`, so a known device costs no allocation.
 public final class DeviceTable {
-    private var slots: [Int32]            // device id + 1, 0 = empty
-    private var hashes: [UInt64] = []     // per device
-    private var offsets: [Int] = []       // per device, into `arena`
-    private var lengths: [Int32] = []
-    private var arena: [UInt8] = []
+    @exclusivity(unchecked) private var slots: [Int32]          // device id + 1, 0 = empty
+    @exclusivity(unchecked) private var hashes: [UInt64] = []     // per device
+    @exclusivity(unchecked) private var offsets: [Int] = []       // per device, into `arena`
+    @exclusivity(unchecked) private var lengths: [Int32] = []
+    @exclusivity(unchecked) private var arena: [UInt8] = []
     private var mask: Int
 
     public init(capacity: Int = 1024) {

@@ -7,49 +7,81 @@ import Darwin
 #endif
 import GeotriggerCore
 
+/// A fix prepared for many circle tests: its coordinate and its unit vector on the sphere with the
+/// same latitude and longitude, (cos φ cos λ, cos φ sin λ, sin φ). Four trigonometric calls once per
+/// fix; each circle test is then a few multiplications. An invalid coordinate (NaN, |φ| > 90) has
+/// a NaN vector, so no test decides it cheaply.
+public struct GeoPoint: Sendable {
+    public let coordinate: Coordinate
+    @usableFromInline let x: Double
+    @usableFromInline let y: Double
+    @usableFromInline let z: Double
+
+    @inlinable
+    public init(_ c: Coordinate) {
+        coordinate = c
+        guard abs(c.latitude) <= 90, c.longitude.isFinite else {
+            x = .nan; y = .nan; z = .nan
+            return
+        }
+        let phi = c.latitude * (Double.pi / 180), lambda = c.longitude * (Double.pi / 180)
+        let cosPhi = cos(phi)
+        x = cosPhi * cos(lambda)
+        y = cosPhi * sin(lambda)
+        z = sin(phi)
+    }
+}
+
 /// A geodesic circle on the WGS84 ellipsoid with an exit radius for hysteresis.
 ///
 /// A point is *inside* when its geodesic distance to `center` is at most `radius`, and
 /// *beyond exit* when that distance exceeds `exitRadius` (= radius + hysteresis).
 ///
-/// ## Cheap rigorous bound
+/// Decisions go through two cheap rigorous tiers before the exact distance (Karney's inverse):
 ///
-/// Map the ellipsoid onto a sphere of radius R by keeping geodetic latitude φ and longitude λ.
-/// The ellipsoid's line element is ds² = M(φ)² dφ² + N(φ)² cos²φ dλ², where M is the meridional
-/// and N the prime-vertical radius of curvature; the sphere's is R²(dφ² + cos²φ dλ²). On WGS84
-/// both M and N lie in [k_min, k_max] with
+/// ## Tier 1: chord on the geodetic sphere
 ///
-///     k_min = M(0)  = a(1 − e²)         ≈ 6 335 439 m  (meridional, at the equator)
-///     k_max = M(90) = N(90) = a²/b      ≈ 6 399 594 m  (polar)
+/// Map the ellipsoid onto the unit sphere by keeping geodetic latitude φ and longitude λ. The
+/// ellipsoid's line element is ds² = M(φ)² dφ² + N(φ)² cos²φ dλ² (M meridional, N prime-vertical
+/// radius of curvature), the sphere's dφ² + cos²φ dλ², so the ratio of lengths of any curve lies
+/// between the smallest M and the largest N met along it (M ≤ N everywhere; both grow with |φ|).
+/// Take the latitude band B = φ₀ ± δ with δ = D / (k_min·s), D = 2·exitRadius + 100 m (s ≤ 1
+/// below; k_min = a(1 − e²) is WGS84's smallest radius of curvature). Then, for the central
+/// angle θ between the center and a point and the geodesic distance d:
 ///
-/// so every curve has ellipsoidal length between (k_min/R) and (k_max/R) times its spherical
-/// length. Taking the shortest curve on either surface gives, for the spherical distance d_s and
-/// the ellipsoidal geodesic distance d_e of the same two (φ, λ) pairs,
+///  * if d ≤ D, the geodesic stays within D / k_min of φ₀, inside B, so d ≥ k_lo·θ with
+///    k_lo = min over B of M;
+///  * if θ ≤ δ, the great circle stays inside B, so d ≤ k_hi·θ with k_hi = max over B of N.
 ///
-///     (k_min / R)·d_s ≤ d_e ≤ (k_max / R)·d_s.
+/// Hence d ≤ r is certain when k_hi·θ ≤ r and d > r is certain when k_lo·θ > r (for r ≤ D). θ is
+/// compared through the chord |u − c| = 2 sin(θ/2) of precomputed unit vectors (`GeoPoint`): no
+/// trigonometry per circle. The band left undecided is (k_hi/k_lo − 1) of the radius: 0.67 % at
+/// the equator, 0.3 % at 48°, ~0 at the poles.
 ///
-/// With R = 1 (d_s = central angle θ) and the haversine quantity
-/// h = sin²(Δφ/2) + cos φ₁ cos φ₂ sin²(Δλ/2) = sin²(θ/2), which is increasing in θ on [0, π]:
+/// ## Tier 2: a sphere fitted to the circle
 ///
-///  * d_e ≤ r is certain when k_max·θ ≤ r, i.e. h ≤ sin²(r / (2 k_max));
-///  * d_e > r is certain when k_min·θ > r, i.e. h > sin²(r / (2 k_min)).
+/// Stretch latitudes about the center, ψ = φ₀ + s(φ − φ₀) with s = M(φ₀)/N(φ₀), and keep λ. On the
+/// unit sphere in (ψ, λ) the ratio of line elements is a mean of A = M(φ)/s (along meridians) and
+/// B = N(φ)·cos φ / cos ψ (along parallels); both equal N(φ₀) at the center. Over the band, A lies
+/// between M at the band's smallest and largest |φ| over s, and B between N there times
+/// exp(∓|1 − s|·δ·tan(|φ|max + |1 − s|·δ)) (|d ln cos x / dx| = |tan x| and |ψ − φ| ≤ |1 − s|·δ).
+/// The same two arguments give ρ_lo·θ' ≤ d ≤ ρ_hi·θ' for the stretched-sphere angle θ', with
+/// ρ_hi/ρ_lo − 1 of order 10⁻⁶ for city-sized circles: the undecided band is about a millimetre.
+/// Three trigonometric calls; used only inside tier 1's band, within 85° of the equator and for
+/// D ≤ 200 km.
 ///
-/// Both thresholds are precomputed per circle (with a 1e-12 relative safety margin, far above the
-/// ~1e-15 relative rounding error of h and the thresholds), so a clear decision costs three
-/// trigonometric calls (cos φ₁ is precomputed) and no sqrt/asin. The band between the thresholds
-/// is about 1 % of the radius wide (k_max/k_min ≈ 1.0101); only points in it run
-/// ``Geodesic/distance(_:_:)``.
-///
-/// Latitudes must lie in [−90, 90]; a point with an invalid or NaN coordinate is classified
-/// `.ambiguous`, its distance is NaN, and it is neither inside nor beyond exit.
+/// Thresholds carry a 1e-9 relative and 1e-14 rad (64 nm) absolute safety margin, far above
+/// the rounding error of the computed chord or haversine. Latitudes must lie in [−90, 90]; a
+/// point with an invalid or NaN coordinate is classified `.ambiguous`, its distance is NaN, and it
+/// is neither inside nor beyond exit.
 public struct GeodesicCircle: Sendable {
-    /// Outcome of the cheap bound.
+    /// Outcome of the cheap bounds.
     public enum Decision: Sendable, Equatable {
         /// Certainly within the tested radius (distance ≤ radius).
         case inside
         /// Certainly beyond the tested radius (distance > radius).
         case outside
-        /// Too close to the boundary for the bound; needs the exact distance.
+        /// Too close to the boundary for the bounds; needs the exact distance.
         case ambiguous
     }
 
@@ -59,17 +91,28 @@ public struct GeodesicCircle: Sendable {
     /// Exit radius in metres (radius + hysteresis), ≥ `radius`.
     public let exitRadius: Double
 
-    @usableFromInline let centerLat: Double
-    @usableFromInline let centerLon: Double
+    // Tier 1: the center's unit vector and squared-chord thresholds.
+    @usableFromInline let cx: Double
+    @usableFromInline let cy: Double
+    @usableFromInline let cz: Double
+    /// chord² ≤ this ⇒ distance ≤ radius; chord² > `chordOut` ⇒ distance > radius.
+    @usableFromInline let chordIn: Double
+    @usableFromInline let chordOut: Double
+    @usableFromInline let chordExitIn: Double
+    @usableFromInline let chordExitOut: Double
+    /// Smallest M and largest N over the band, metres per radian (with rounding margin).
+    @usableFromInline let kLo: Double
+    @usableFromInline let kHi: Double
+
+    // Tier 2: the stretched sphere; `stretch` is 0 where it is not used.
+    @usableFromInline let stretch: Double
     @usableFromInline let cosCenterLat: Double
-    /// h ≤ this ⇒ distance ≤ radius.
-    @usableFromInline let hInside: Double
-    /// h > this ⇒ distance > radius.
-    @usableFromInline let hOutside: Double
-    /// h ≤ this ⇒ distance ≤ exitRadius.
-    @usableFromInline let hInsideExit: Double
-    /// h > this ⇒ distance > exitRadius.
-    @usableFromInline let hOutsideExit: Double
+    @usableFromInline let hIn: Double
+    @usableFromInline let hOut: Double
+    @usableFromInline let hExitIn: Double
+    @usableFromInline let hExitOut: Double
+    @usableFromInline let rhoLo: Double
+    @usableFromInline let rhoHi: Double
 
     /// Minimum radius of curvature of WGS84, a(1 − e²) (meridional, at the equator), metres.
     public static let minCurvatureRadius: Double = {
@@ -80,8 +123,22 @@ public struct GeodesicCircle: Sendable {
     public static let maxCurvatureRadius: Double =
         Geodesic.equatorialRadius * Geodesic.equatorialRadius / Geodesic.polarRadius
 
-    /// Relative safety margin applied to the haversine thresholds against rounding.
-    static let safety = 1e-12
+    static let e2: Double = Geodesic.flattening * (2 - Geodesic.flattening)
+    /// Absolute margin on central angles and chords (radians), against rounding.
+    @usableFromInline static let angleMargin = 1e-14
+    /// Relative margin on thresholds, against rounding.
+    static let relativeMargin = 1e-9
+
+    /// Meridional radius of curvature M(φ), φ in radians.
+    static func meridional(_ phi: Double) -> Double {
+        let w2 = 1 - e2 * sin(phi) * sin(phi)
+        return Geodesic.equatorialRadius * (1 - e2) / (w2 * w2.squareRoot())
+    }
+
+    /// Prime-vertical radius of curvature N(φ), φ in radians.
+    static func primeVertical(_ phi: Double) -> Double {
+        Geodesic.equatorialRadius / (1 - e2 * sin(phi) * sin(phi)).squareRoot()
+    }
 
     /// - Precondition: `0 ≤ radius ≤ exitRadius`, both finite; center latitude in [−90, 90].
     public init(center: Coordinate, radius: Double, exitRadius: Double) {
@@ -91,102 +148,184 @@ public struct GeodesicCircle: Sendable {
         self.center = center
         self.radius = radius
         self.exitRadius = exitRadius
-        centerLat = center.latitude
-        centerLon = center.longitude
+        let unit = GeoPoint(center)
+        cx = unit.x; cy = unit.y; cz = unit.z
+
+        let phi0 = center.latitude * (Double.pi / 180)
+        let s = Self.meridional(phi0) / Self.primeVertical(phi0)
+        let bandReach = 2 * exitRadius + 100
+        let delta = bandReach / (Self.minCurvatureRadius * s) * (1 + 1e-9)
+        let maxAbs = min(Double.pi / 2, abs(phi0) + delta)
+        let minAbs = abs(phi0) <= delta ? 0 : abs(phi0) - delta
+        kLo = Self.meridional(minAbs) * (1 - 1e-12)
+        kHi = Self.primeVertical(maxAbs) * (1 + 1e-12)
+        chordIn = Self.chordBelow(radius / kHi)
+        chordOut = Self.chordAbove(radius / kLo)
+        chordExitIn = Self.chordBelow(exitRadius / kHi)
+        chordExitOut = Self.chordAbove(exitRadius / kLo)
+
         cosCenterLat = cosDegrees(center.latitude)
-        let kMin = GeodesicCircle.minCurvatureRadius, kMax = GeodesicCircle.maxCurvatureRadius
-        hInside = GeodesicCircle.insideThreshold(radius / kMax)
-        hOutside = GeodesicCircle.outsideThreshold(radius / kMin)
-        hInsideExit = GeodesicCircle.insideThreshold(exitRadius / kMax)
-        hOutsideExit = GeodesicCircle.outsideThreshold(exitRadius / kMin)
+        if maxAbs < 85 * Double.pi / 180 && bandReach <= 200_000 {
+            let slack = abs(1 - s) * delta
+            let e = slack * tan(maxAbs + slack)
+            let lo = min(Self.meridional(minAbs) / s, Self.primeVertical(minAbs) * exp(-e)) * (1 - 1e-12)
+            let hi = max(Self.meridional(maxAbs) / s, Self.primeVertical(maxAbs) * exp(e)) * (1 + 1e-12)
+            stretch = s
+            rhoLo = lo
+            rhoHi = hi
+            hIn = Self.haversineBelow(radius / hi)
+            hOut = Self.haversineAbove(radius / lo)
+            hExitIn = Self.haversineBelow(exitRadius / hi)
+            hExitOut = Self.haversineAbove(exitRadius / lo)
+        } else {
+            stretch = 0
+            rhoLo = 0; rhoHi = 0
+            hIn = -1; hOut = .infinity; hExitIn = -1; hExitOut = .infinity
+        }
     }
 
-    /// A lower bound, in metres, on how far `p` must move before the decision for this circle can
-    /// change: to the exit boundary when `inside`, to the entry boundary otherwise (0 if unsure).
-    ///
-    /// The geodesic distance lies in [θ·minCurvatureRadius, θ·maxCurvatureRadius] for central angle
-    /// θ, and moving `m` metres changes it by at most `m` (triangle inequality).
-    public func clearance(_ p: Coordinate, inside: Bool) -> Double {
-        let h = haversine(p)
-        let theta = 2 * asin(min(1, h.squareRoot()))
-        let c = inside ? exitRadius - theta * GeodesicCircle.maxCurvatureRadius
-                       : theta * GeodesicCircle.minCurvatureRadius - radius
-        return max(0, c * (1 - 1e-9) - 1e-6)
-    }
-
-    /// Largest h certainly within central angle `theta` (a little below sin²(θ/2)).
-    public static func insideThreshold(_ theta: Double) -> Double {
+    /// Largest squared chord certainly within central angle `theta`.
+    static func chordBelow(_ theta: Double) -> Double {
         if theta >= .pi { return .infinity }  // every point is within θ ≤ π
-        let s = sin(theta / 2)
-        return s * s * (1 - safety)
+        let c = 2 * sin(max(0, theta - angleMargin) / 2) - angleMargin
+        return c > 0 ? c * c * (1 - relativeMargin) : -1
     }
 
-    /// Smallest h certainly beyond central angle `theta` (a little above sin²(θ/2)).
-    static func outsideThreshold(_ theta: Double) -> Double {
+    /// Smallest squared chord certainly beyond central angle `theta`.
+    static func chordAbove(_ theta: Double) -> Double {
         if theta >= .pi { return .infinity }  // no point is certainly beyond
-        let s = sin(theta / 2)
-        return s * s * (1 + safety)
+        let c = 2 * sin(min(.pi, theta + angleMargin) / 2) + angleMargin
+        return c * c * (1 + relativeMargin)
     }
 
-    /// The haversine quantity h = sin²(θ/2) between the center and `p` (θ = central angle on the
-    /// sphere with the same latitudes and longitudes). Three trig calls, no allocation.
+    /// Largest haversine sin²(θ/2) certainly within central angle `theta`.
+    public static func haversineBelow(_ theta: Double) -> Double {
+        if theta >= .pi { return .infinity }
+        let s = sin(max(0, theta - angleMargin) / 2)
+        return s * s * (1 - relativeMargin)
+    }
+
+    /// Smallest haversine certainly beyond central angle `theta`.
+    static func haversineAbove(_ theta: Double) -> Double {
+        if theta >= .pi { return .infinity }
+        let s = sin(min(.pi, theta + angleMargin) / 2)
+        return s * s * (1 + relativeMargin)
+    }
+
+    /// Squared chord between the center and `q` on the unit sphere (NaN for an invalid point).
     @inlinable @inline(__always)
-    func haversine(_ p: Coordinate) -> Double {
-        let dLat = p.latitude - centerLat
-        var dLon = p.longitude - centerLon
-        // sin²(Δλ/2) has period 360°; reducing keeps sin accurate near ±180°.
+    func chord2(_ q: GeoPoint) -> Double {
+        let dx = q.x - cx, dy = q.y - cy, dz = q.z - cz
+        return dx * dx + dy * dy + dz * dz
+    }
+
+    /// The haversine of the stretched-sphere angle between the center and `p` (tier 2).
+    @inlinable
+    func stretchedHaversine(_ p: Coordinate) -> Double {
+        let dPsi = stretch * (p.latitude - center.latitude)
+        var dLon = p.longitude - center.longitude
         if abs(dLon) > 180 { dLon -= Double(signOf: dLon, magnitudeOf: 360) }
-        let sLat = sin(dLat * (Double.pi / 360))
-        let sLon = sin(dLon * (Double.pi / 360))
-        return sLat * sLat + cosCenterLat * cosDegrees(p.latitude) * (sLon * sLon)
+        let a = sin(dPsi * (Double.pi / 360))
+        let b = sin(dLon * (Double.pi / 360))
+        return a * a + cosCenterLat * cosDegrees(center.latitude + dPsi) * (b * b)
     }
 
-    /// Cheap, rigorous classification against `radius`: `.inside` guarantees distance ≤ radius,
-    /// `.outside` guarantees distance > radius, `.ambiguous` means the exact path is needed.
+    /// A lower bound, in metres, on how far `q` must move before the decision for this circle can
+    /// change: to the exit boundary when `inside`, to the entry boundary otherwise (0 if unsure).
+    /// Moving `m` metres changes the geodesic distance by at most `m` (triangle inequality).
     @inlinable
-    public func cheapClassify(_ p: Coordinate) -> Decision {
-        guard abs(p.latitude) <= 90 else { return .ambiguous }
-        let h = haversine(p)
-        if h <= hInside { return .inside }
-        if h > hOutside { return .outside }
+    public func clearance(_ q: GeoPoint, inside: Bool) -> Double {
+        let c = chord2(q).squareRoot()
+        guard c.isFinite else { return 0 }
+        let c2 = Self.angleMargin
+        if inside {
+            // θ = 2 asin(c/2) ≤ c (1 + c²/12) for c ≤ 1; the great circle stays in the band while
+            // θ ≤ exitRadius / k_min (< δ).
+            let up = c + c2
+            guard up <= 1 else { return 0 }
+            let theta = up * (1 + up * up / 12)
+            return max(0, (exitRadius - kHi * theta) * (1 - 1e-9) - 1e-6)
+        }
+        // θ ≥ c; d ≥ min(D, k_lo θ).
+        let theta = max(0, c - c2)
+        let d = min(2 * exitRadius + 100, kLo * theta)
+        return max(0, (d - radius) * (1 - 1e-9) - 1e-6)
+    }
+
+    /// Cheap, rigorous classification against `radius` (tiers 1 and 2): `.inside` guarantees
+    /// distance ≤ radius, `.outside` guarantees distance > radius, `.ambiguous` means the exact
+    /// distance is needed.
+    @inlinable
+    public func cheapClassify(_ q: GeoPoint) -> Decision {
+        classify(q, chordIn: chordIn, chordOut: chordOut, hIn: hIn, hOut: hOut)
+    }
+
+    /// Cheap, rigorous classification against `exitRadius`.
+    @inlinable
+    public func cheapClassifyExit(_ q: GeoPoint) -> Decision {
+        classify(q, chordIn: chordExitIn, chordOut: chordExitOut, hIn: hExitIn, hOut: hExitOut)
+    }
+
+    /// Tier 1 against the chord thresholds, then tier 2 against the stretched-sphere ones.
+    @inlinable @inline(__always)
+    func classify(_ q: GeoPoint, chordIn: Double, chordOut: Double, hIn: Double, hOut: Double) -> Decision {
+        let c2 = chord2(q)
+        if c2 <= chordIn { return .inside }
+        if c2 > chordOut { return .outside }
+        guard stretch > 0, c2.isFinite else { return .ambiguous }
+        let h = stretchedHaversine(q.coordinate)
+        if h <= hIn { return .inside }
+        if h > hOut { return .outside }
         return .ambiguous
     }
 
-    /// Cheap, rigorous classification against `exitRadius`: `.inside` guarantees
-    /// distance ≤ exitRadius (not beyond exit), `.outside` guarantees distance > exitRadius.
-    @inlinable
-    public func cheapClassifyExit(_ p: Coordinate) -> Decision {
-        guard abs(p.latitude) <= 90 else { return .ambiguous }
-        let h = haversine(p)
-        if h <= hInsideExit { return .inside }
-        if h > hOutsideExit { return .outside }
-        return .ambiguous
-    }
+    public func cheapClassify(_ p: Coordinate) -> Decision { cheapClassify(GeoPoint(p)) }
+    public func cheapClassifyExit(_ p: Coordinate) -> Decision { cheapClassifyExit(GeoPoint(p)) }
 
-    /// Whether the geodesic distance from the center to `p` is at most `radius`.
+    /// Whether the geodesic distance from the center to `q` is at most `radius`.
     @inlinable
-    public func isInside(_ p: Coordinate) -> Bool {
-        switch cheapClassify(p) {
+    public func isInside(_ q: GeoPoint) -> Bool {
+        switch cheapClassify(q) {
         case .inside: return true
         case .outside: return false
-        case .ambiguous: return distance(to: p) <= radius
+        case .ambiguous: return distance(to: q.coordinate) <= radius
         }
     }
 
-    /// Whether the geodesic distance from the center to `p` exceeds `exitRadius`.
+    /// Whether the geodesic distance from the center to `q` exceeds `exitRadius`.
     @inlinable
-    public func isBeyondExit(_ p: Coordinate) -> Bool {
-        switch cheapClassifyExit(p) {
+    public func isBeyondExit(_ q: GeoPoint) -> Bool {
+        switch cheapClassifyExit(q) {
         case .inside: return false
         case .outside: return true
-        case .ambiguous: return distance(to: p) > exitRadius
+        case .ambiguous: return distance(to: q.coordinate) > exitRadius
         }
     }
+
+    public func isInside(_ p: Coordinate) -> Bool { isInside(GeoPoint(p)) }
+    public func isBeyondExit(_ p: Coordinate) -> Bool { isBeyondExit(GeoPoint(p)) }
 
     /// The exact WGS84 geodesic distance from the center to `p`, metres.
     @inlinable
     public func distance(to p: Coordinate) -> Double {
         Geodesic.distance(center, p)
+    }
+
+    /// The geodesic distance from the center to `p` rounded to the centimetre — exactly the
+    /// rounding of ``distance(to:)``. Karney's inverse runs only when the tier-2 interval
+    /// [ρ_lo·θ', ρ_hi·θ'] straddles a half centimetre (about one call in ten where tier 2 applies).
+    public func distanceInCentimetres(to p: Coordinate) -> Double {
+        if stretch > 0, abs(p.latitude) <= 90 {
+            let h = stretchedHaversine(p)
+            let theta = 2 * asin(min(1, h.squareRoot()))
+            // The bounds hold while the distance stays within the band's reach D.
+            if rhoHi * theta <= 2 * exitRadius + 100 {
+                let lo = ((rhoLo * theta) * (1 - 1e-9) - 1e-7) * 100
+                let hi = ((rhoHi * theta) * (1 + 1e-9) + 1e-7) * 100
+                if lo.rounded() == hi.rounded() { return max(0, hi.rounded()) / 100 }
+            }
+        }
+        return (distance(to: p) * 100).rounded() / 100
     }
 }
 

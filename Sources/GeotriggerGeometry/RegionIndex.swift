@@ -47,18 +47,28 @@ public final class RegionIndex {
     }
 
     public let regions: [Region]
-    public let shapes: [Shape]
+    /// Per region: its position in `circles` (≥ 0), or −1 for a polygon, −2 for no geometry.
+    @usableFromInline let slots: [Int32]
+    /// The circles, contiguous for the hot path.
+    @usableFromInline let circles: [GeodesicCircle]
+    /// The prepared polygons, by region.
+    let polygons: [Int32: GEOSPreparedGeometry]
     let context: GEOSContext
     let tree: STRtree
-    /// The point of the current fix, reused by the polygon tests of that fix; owned here.
+    /// The point of the current fix, reused by the polygon tests of that fix; owned here. Made
+    /// only when a polygon is tested (`queryPointStale`), so circle-only sets never call GEOS for it.
     private var queryPoint: OpaquePointer?
+    private var queryCoordinate = Coordinate(latitude: 0, longitude: 0)
+    private var queryPointStale = true
 
     /// Builds the index. Throws `RegionFileError` (file left empty for the caller to fill) when a
     /// polygon is invalid, with GEOS's reason.
     public init(regions: [Region], hysteresis: Hysteresis = .automatic, context: GEOSContext = GEOSContext()) throws {
         self.context = context
-        var shapes: [Shape] = []
-        shapes.reserveCapacity(regions.count)
+        var slots: [Int32] = []
+        slots.reserveCapacity(regions.count)
+        var circles: [GeodesicCircle] = []
+        var preparedPolygons: [Int32: GEOSPreparedGeometry] = [:]
         var rects: [(minX: Double, minY: Double, maxX: Double, maxY: Double, item: Int)] = []
         rects.reserveCapacity(regions.count)
         for (i, region) in regions.enumerated() {
@@ -66,19 +76,21 @@ public final class RegionIndex {
             case .circle(let center, let radius):
                 let circle = GeodesicCircle(
                     center: center, radius: radius, exitRadius: radius + hysteresis.margin(forRadius: radius))
-                shapes.append(.circle(circle))
+                slots.append(Int32(circles.count))
+                circles.append(circle)
                 for e in circle.envelopes() {
                     rects.append((e.minLon, e.minLat, e.maxLon, e.maxLat, i))
                 }
             case .beacon(let beacon):
                 guard let position = beacon.position else {
-                    shapes.append(.none)
+                    slots.append(-2)
                     continue
                 }
                 // A positioned beacon's zone is also a circle, so fixes (GPS or indoor) trigger it.
                 let r = beacon.zone.radius
                 let circle = GeodesicCircle(center: position, radius: r, exitRadius: r + hysteresis.beaconMargin(forRadius: r))
-                shapes.append(.circle(circle))
+                slots.append(Int32(circles.count))
+                circles.append(circle)
                 for e in circle.envelopes() {
                     rects.append((e.minLon, e.minLat, e.maxLon, e.maxLat, i))
                 }
@@ -96,11 +108,15 @@ public final class RegionIndex {
                 }
                 let b = geometry.bounds()
                 rects.append((b.minX, b.minY, b.maxX, b.maxY, i))
-                shapes.append(.polygon(try GEOSPreparedGeometry(geometry)))
+                slots.append(-1)
+                let prepared = try GEOSPreparedGeometry(geometry)
+                preparedPolygons[Int32(i)] = prepared
             }
         }
         self.regions = regions
-        self.shapes = shapes
+        self.slots = slots
+        self.circles = circles
+        self.polygons = preparedPolygons
         self.tree = try STRtree(context: context, rectangles: rects)
     }
 
@@ -116,12 +132,12 @@ public final class RegionIndex {
     /// The buffer is reused by the next call. Also sets the point the polygon tests use.
     public func candidates(at p: Coordinate) -> UnsafeBufferPointer<Int32> {
         setQueryPoint(longitude: p.longitude, latitude: p.latitude)
-        var found = tree.query(handle: queryPoint!, appending: false)
+        var found = tree.query(handle: currentQueryPoint()!, appending: false)
         // Envelopes split at the antimeridian end at +180 or start at -180: a point on that line
         // may be written either way, so ask for both.
         if p.longitude == 180 || p.longitude == -180 {
             setQueryPoint(longitude: -p.longitude, latitude: p.latitude)
-            found = tree.query(handle: queryPoint!, appending: true)
+            found = tree.query(handle: currentQueryPoint()!, appending: true)
             setQueryPoint(longitude: p.longitude, latitude: p.latitude)
         }
         return Self.sortedUnique(found)
@@ -160,50 +176,94 @@ public final class RegionIndex {
         return UnsafeBufferPointer(start: found.baseAddress, count: unique)
     }
 
-    /// How far `p` must move before region `r`'s decision can change (metres, a lower bound; 0 for
+    /// The shape of region `r` (assembled on demand; the index keeps circles and polygons apart).
+    public func shape(_ r: Int) -> Shape {
+        let slot = slots[r]
+        if slot >= 0 { return .circle(circles[Int(slot)]) }
+        if slot == -1, let g = polygons[Int32(r)] { return .polygon(g) }
+        return .none
+    }
+
+    /// Every region's shape, in region order. Builds a new array on each call: use `shape(_:)`
+    /// for one region.
+    public var shapes: [Shape] { slots.indices.map(shape) }
+
+    /// The circle of region `r`, if it is one.
+    @inlinable @inline(__always)
+    public func circle(_ r: Int) -> GeodesicCircle? {
+        let slot = slots[r]
+        return slot >= 0 ? circles[Int(slot)] : nil
+    }
+
+    /// How far `q` must move before region `r`'s decision can change (metres, a lower bound; 0 for
     /// polygons, whose boundary distance is not computed).
-    @inline(__always)
-    public func clearance(_ r: Int, _ p: Coordinate, inside: Bool) -> Double {
-        if case .circle(let c) = shapes[r] { return c.clearance(p, inside: inside) }
-        return 0
+    @inlinable @inline(__always)
+    public func clearance(_ r: Int, _ q: GeoPoint, inside: Bool) -> Double {
+        let slot = slots[r]
+        return slot >= 0 ? circles.withUnsafeBufferPointer { $0[Int(slot)].clearance(q, inside: inside) } : 0
     }
 
-    /// Whether `p` (the point of the last `candidates(at:)` call) is inside region `r`: geodesic
+    /// Whether `q` (the point of the last `candidates` call) is inside region `r`: geodesic
     /// distance ≤ radius for a circle, covered (boundary included) for a polygon.
-    @inline(__always)
-    public func isInside(_ r: Int, _ p: Coordinate) -> Bool {
-        switch shapes[r] {
-        case .circle(let c): return c.isInside(p)
-        case .polygon(let g): return coversQueryPoint(g)
-        case .none: return false
-        }
+    @inlinable @inline(__always)
+    public func isInside(_ r: Int, _ q: GeoPoint) -> Bool {
+        let slot = slots[r]
+        if slot >= 0 { return circles.withUnsafeBufferPointer { $0[Int(slot)].isInside(q) } }
+        return slot == -1 && coversQueryPoint(Int32(r))
     }
 
-    /// Whether `p` (the point of the last `candidates(at:)` call) is beyond region `r`'s exit
+    /// Whether `q` (the point of the last `candidates` call) is beyond region `r`'s exit
     /// boundary: distance > radius + hysteresis for a circle, not covered for a polygon.
-    @inline(__always)
-    public func isBeyondExit(_ r: Int, _ p: Coordinate) -> Bool {
-        switch shapes[r] {
-        case .circle(let c): return c.isBeyondExit(p)
-        case .polygon(let g): return !coversQueryPoint(g)
-        case .none: return true
-        }
+    @inlinable @inline(__always)
+    public func isBeyondExit(_ r: Int, _ q: GeoPoint) -> Bool {
+        let slot = slots[r]
+        if slot >= 0 { return circles.withUnsafeBufferPointer { $0[Int(slot)].isBeyondExit(q) } }
+        return slot == -2 || !coversQueryPoint(Int32(r))
     }
 
-    /// Geodesic distance from a circle's centre, or nil for a polygon.
+    public func isInside(_ r: Int, _ p: Coordinate) -> Bool { isInside(r, GeoPoint(p)) }
+    public func isBeyondExit(_ r: Int, _ p: Coordinate) -> Bool { isBeyondExit(r, GeoPoint(p)) }
+
+    /// Exact geodesic distance from a circle's centre, or nil for a polygon.
     public func distanceFromCenter(_ r: Int, _ p: Coordinate) -> Double? {
-        if case .circle(let c) = shapes[r] { return c.distance(to: p) }
-        return nil
+        circle(r)?.distance(to: p)
+    }
+
+    /// The distance events report: geodesic distance from a circle's centre rounded to the
+    /// centimetre (exactly as the exact distance rounds), or NaN for a polygon.
+    public func reportedDistance(_ r: Int, _ p: Coordinate) -> Double {
+        circle(r)?.distanceInCentimetres(to: p) ?? .nan
+    }
+
+    @usableFromInline
+    func coversQueryPoint(_ r: Int32) -> Bool {
+        guard let g = polygons[r] else { return false }
+        return coversQueryPoint(g)
     }
 
     private func coversQueryPoint(_ g: GEOSPreparedGeometry) -> Bool {
         // GEOSPreparedCovers_r returns 1 on true, 0 on false, 2 on exception.
-        GEOSPreparedCovers_r(context.handle, g.handle, queryPoint) == 1
+        GEOSPreparedCovers_r(context.handle, g.handle, currentQueryPoint()) == 1
+    }
+
+    /// Sets the point the polygon tests use (done by the `candidates` calls).
+    public func setQueryPoint(_ p: Coordinate) {
+        queryCoordinate = p
+        queryPointStale = true
     }
 
     private func setQueryPoint(longitude: Double, latitude: Double) {
-        // GEOS 3.11 points cache their envelope, so a point cannot be moved in place.
-        if let queryPoint { GEOSGeom_destroy_r(context.handle, queryPoint) }
-        queryPoint = GEOSGeom_createPointFromXY_r(context.handle, longitude, latitude)
+        setQueryPoint(Coordinate(latitude: latitude, longitude: longitude))
+    }
+
+    /// The GEOS point of the current fix, made on first use.
+    private func currentQueryPoint() -> OpaquePointer? {
+        if queryPointStale {
+            // GEOS 3.11 points cache their envelope, so a point cannot be moved in place.
+            if let queryPoint { GEOSGeom_destroy_r(context.handle, queryPoint) }
+            queryPoint = GEOSGeom_createPointFromXY_r(context.handle, queryCoordinate.longitude, queryCoordinate.latitude)
+            queryPointStale = false
+        }
+        return queryPoint
     }
 }

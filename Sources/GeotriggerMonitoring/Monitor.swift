@@ -22,13 +22,15 @@ public struct MonitorOptions: Sendable {
     /// Emit `dwell` once per visit after this many seconds continuously inside; nil = never.
     public var dwell: Double? = nil
     public var initial: InitialPolicy = .enter
-    /// Safe distance (metres): after a full evaluation, a device's fixes skip the index and every
-    /// test until it has moved as far as its clearance to the nearest boundary (at most this).
-    /// nil evaluates every fix in full; the events are the same either way.
-    public var safeDistance: Double? = 25
+    /// Neighbourhood radius (metres) of the fast path. A device asks the index for the regions
+    /// near it once, keeps those whose boundary lies within this distance, and tests only them
+    /// until it has moved this far; in between, its fixes skip every test until it has moved as
+    /// far as its clearance to the nearest boundary. nil is the plain path: every fix queries the
+    /// index and tests every region there. The events are the same either way.
+    public var safeDistance: Double? = 100
 
     public init(maxAccuracy: Double = 200, dwell: Double? = nil, initial: InitialPolicy = .enter,
-                safeDistance: Double? = 25) {
+                safeDistance: Double? = 100) {
         self.maxAccuracy = maxAccuracy
         self.dwell = dwell
         self.initial = initial
@@ -47,7 +49,7 @@ public final class Monitor {
     public let options: MonitorOptions
     public weak var sink: (any RegionEventSink)?
     /// The largest reading time seen (Unix seconds), or -∞ before the first.
-    public private(set) var clock: Double = -.infinity
+    @exclusivity(unchecked) public private(set) var clock: Double = -.infinity
 
     /// One visit: the device is inside `region` since `enteredAt`.
     public struct Visit: Sendable {
@@ -63,10 +65,15 @@ public final class Monitor {
     struct DeviceState {
         var last: Double = -.infinity
         var hasFix = false
-        /// Where the last full evaluation was, and how far from there (as a haversine threshold:
-        /// sin²(θ/2) of the largest safe central angle) no decision can change; 0 = evaluate.
-        var anchorLat = 0.0, anchorLon = 0.0, anchorCosLat = 0.0
-        var safeH = 0.0
+        /// Where the last evaluation was (radians, with its cos φ), and the central angle around it
+        /// within which no decision can change; 0 = evaluate the next fix.
+        var anchorPhi = 0.0, anchorLambda = 0.0, anchorCos = 0.0
+        var safeAngle = 0.0
+        /// Where the neighbourhood was taken (radians) and its reach (metres); `near` holds the
+        /// regions whose decision may change within that reach, by clearance. reach 0 = none.
+        var hoodPhi = 0.0, hoodLambda = 0.0, hoodCos = 0.0
+        var reach = 0.0
+        var near: [NearRegion] = []
         /// Sorted by region.
         var visits: [Visit] = []
     }
@@ -85,11 +92,29 @@ public final class Monitor {
         case rejected(RejectReason)
     }
 
-    private var states: [DeviceState] = []
-    private var timers = TimerQueue<Timer>()
-    private var visitSerial: UInt32 = 0
+    @exclusivity(unchecked) private var states: [DeviceState] = []
+    @exclusivity(unchecked) private var timers = TimerQueue<Timer>()
+    @exclusivity(unchecked) private var visitSerial: UInt32 = 0
     /// Reused between fixes so building a device's new visit list does not allocate.
-    private var scratch: [Visit] = []
+    @exclusivity(unchecked) private var scratch: [Visit] = []
+    /// A region of a device's neighbourhood: its decision cannot change while the device is
+    /// within `clearance` metres of where the neighbourhood was taken.
+    struct NearRegion {
+        var region: Int32
+        var clearance: Float
+
+        /// Rounds down, so the stored clearance stays a lower bound.
+        init(region: Int32, clearance: Double) {
+            self.region = region
+            let f = Float(max(0, clearance))
+            self.clearance = Double(f) > clearance ? f.nextDown : f
+        }
+    }
+
+    /// Reused to collect a device's new neighbourhood (or the retested part of it).
+    @exclusivity(unchecked) private var hood: [NearRegion] = []
+    /// Reused for the regions a partial evaluation retests, ascending.
+    @exclusivity(unchecked) private var retest: [Int32] = []
     /// Per region, a bit per event kind its `notifyOnEntry` / `notifyOnExit` turn off. As with
     /// Core Location's flags, the state is still tracked; only the event is not reported.
     private let silenced: [UInt8]
@@ -127,13 +152,121 @@ public final class Monitor {
 
         let first = !states[di].hasFix
         states[di].hasFix = true
-        if states[di].safeH > 0 && movedLess(states[di], p) { return .applied }
+        let phi = p.latitude * (Double.pi / 180), lambda = p.longitude * (Double.pi / 180)
+        if states[di].safeAngle > 0
+            && Self.angleBound(phi, lambda, states[di].anchorPhi, states[di].anchorLambda, states[di].anchorCos)
+                < states[di].safeAngle {
+            return .applied
+        }
+        let q = GeoPoint(p)
+        guard let reach = options.safeDistance else {
+            evaluate(di, d, t, q, index.candidates(at: q.coordinate), partial: false, first: first, safe: nil)
+            return .applied
+        }
+        // Within the neighbourhood: only its regions whose clearance the move may have used up
+        // can change. Beyond it: ask the index again.
+        if states[di].reach > 0 {
+            let moved = GeodesicCircle.maxCurvatureRadius
+                * Self.angleBound(phi, lambda, states[di].hoodPhi, states[di].hoodLambda, states[di].hoodCos)
+            if moved < states[di].reach {
+                setAnchor(di, phi, lambda, safe: retestNeighbourhood(di, d, t, q, moved: moved, first: first))
+                return .applied
+            }
+        }
+        guard let box = index.candidates(around: q.coordinate, metres: reach) else {
+            // Near a pole or the antimeridian: the plain path.
+            states[di].reach = 0
+            states[di].safeAngle = 0
+            evaluate(di, d, t, q, index.candidates(at: q.coordinate), partial: false, first: first, safe: nil)
+            return .applied
+        }
+        hood.removeAll(keepingCapacity: true)
+        let safe = evaluate(di, d, t, q, box, partial: false, first: first, safe: reach, keepBelow: reach)
+        hood.sort { $0.clearance < $1.clearance }
+        swap(&states[di].near, &hood)
+        states[di].hoodPhi = phi
+        states[di].hoodLambda = lambda
+        states[di].hoodCos = cos(phi)
+        states[di].reach = reach
+        setAnchor(di, phi, lambda, safe: safe)
+        return .applied
+    }
 
-        // A box query around the fix finds every region within `safeDistance`, so the smallest
-        // clearance among them (and the box itself) bounds how far the device can go unchecked.
-        let box = options.safeDistance.flatMap { index.candidates(around: p, metres: $0) }
-        let candidates = box ?? index.candidates(at: p)
-        var safe = box == nil ? 0 : options.safeDistance ?? 0
+    /// Retests the neighbourhood regions whose clearance is at most `moved` (they lead the list)
+    /// and keeps the list sorted; returns the safe distance from `q`.
+    private func retestNeighbourhood(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, moved: Double, first: Bool) -> Double {
+        var near = states[di].near
+        states[di].near = []  // near is uniquely referenced while it is edited
+        defer { states[di].near = near }
+        var k = 0
+        while k < near.count && Double(near[k].clearance) <= moved { k += 1 }
+        // Regions not retested keep their decision for their clearance less the move.
+        var safe = states[di].reach - moved
+        if k < near.count { safe = min(safe, Double(near[k].clearance) - moved) }
+        guard k > 0 else { return safe }
+        retest.removeAll(keepingCapacity: true)
+        for e in near[..<k] { retest.append(e.region) }
+        retest.withUnsafeMutableBufferPointer { $0.insertionSort() }
+        index.setQueryPoint(q.coordinate)
+        hood.removeAll(keepingCapacity: true)
+        let tested = retest
+        safe = tested.withUnsafeBufferPointer {
+            evaluate(di, d, t, q, $0, partial: true, first: first, safe: safe, keepBelow: .infinity, offset: moved)
+        }
+        // The retested regions, with clearances now counted from the neighbourhood's centre, back
+        // into the sorted list.
+        near.withUnsafeMutableBufferPointer { near in
+            for i in 0..<k { near[i] = hood[i] }
+            // Insertion sort: the tail is sorted already and the retested head is short.
+            for i in 1..<near.count {
+                let v = near[i]
+                var j = i - 1
+                while j >= 0 && near[j].clearance > v.clearance {
+                    near[j + 1] = near[j]
+                    j -= 1
+                }
+                near[j + 1] = v
+            }
+        }
+        return safe
+    }
+
+    private func setAnchor(_ di: Int, _ phi: Double, _ lambda: Double, safe: Double) {
+        states[di].anchorPhi = phi
+        states[di].anchorLambda = lambda
+        states[di].anchorCos = cos(phi)
+        states[di].safeAngle = safe > 0 ? safe / GeodesicCircle.maxCurvatureRadius * (1 - 1e-9) : 0
+    }
+
+    /// An upper bound on the central angle (on the sphere with the same latitudes and longitudes)
+    /// between (φ, λ) and an anchor, without trigonometry: the path that interpolates latitude and
+    /// longitude linearly has length ∫√(Δφ² + cos²φ Δλ²) ≤ √(Δφ² + (cos φₐ + |Δφ|)² Δλ²), since
+    /// |cos φ − cos φₐ| ≤ |φ − φₐ|. The geodesic is at most `maxCurvatureRadius` times that.
+    @inline(__always)
+    static func angleBound(_ phi: Double, _ lambda: Double, _ aPhi: Double, _ aLambda: Double, _ aCos: Double) -> Double {
+        let dPhi = abs(phi - aPhi)
+        var dLambda = abs(lambda - aLambda)
+        if dLambda > Double.pi { dLambda = 2 * Double.pi - dLambda }
+        let c = aCos + dPhi
+        return (dPhi * dPhi + c * c * dLambda * dLambda).squareRoot() * (1 + 1e-12)
+    }
+
+    /// Tests `candidates` (ascending) against the device's visits, emitting enters and exits.
+    ///
+    /// - partial: the candidates are the device's neighbourhood; a visit to a region not among
+    ///   them cannot have changed. Otherwise a visit whose region is no candidate is beyond its
+    ///   envelope, hence beyond exit.
+    /// - safe: nil on the plain path; otherwise an upper bound for the returned safe distance, the
+    ///   smallest clearance of any candidate tested.
+    /// - keepBelow: candidates whose clearance is below it are added to `hood`, with their clearance
+    ///   less `offset`.
+    @discardableResult
+    private func evaluate(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, _ candidates: UnsafeBufferPointer<Int32>,
+                         partial: Bool, first: Bool, safe limit: Double?, keepBelow: Double = 0,
+                         offset: Double = 0) -> Double {
+        let p = q.coordinate
+        var safe = limit ?? 0
+        let tracking = limit != nil
         var changed = false
         scratch.removeAll(keepingCapacity: true)
         states[di].visits.withUnsafeBufferPointer { visits in
@@ -143,11 +276,13 @@ public final class Monitor {
                     // Not inside yet: enter on distance ≤ r (or covered).
                     let r = candidates[i]
                     i += 1
-                    guard index.isInside(Int(r), p) else {
-                        if safe > 0 { safe = min(safe, index.clearance(Int(r), p, inside: false)) }
-                        continue
+                    let inside = index.isInside(Int(r), q)
+                    if tracking {
+                        let c = index.clearance(Int(r), q, inside: inside)
+                        safe = min(safe, c)
+                        if c < keepBelow { hood.append(NearRegion(region: r, clearance: c - offset)) }
                     }
-                    if safe > 0 { safe = min(safe, index.clearance(Int(r), p, inside: true)) }
+                    guard inside else { continue }
                     changed = true
                     visitSerial &+= 1
                     let silent = first && options.initial == .none
@@ -157,46 +292,39 @@ public final class Monitor {
                         timers.schedule(at: t + dwell, Timer(device: d, region: r, serial: visitSerial))
                     }
                     emit(RegionEvent(kind: .enter, t: t, device: d, region: r,
-                                     distance: index.distanceFromCenter(Int(r), p) ?? .nan))
+                                     distance: index.reportedDistance(Int(r), p)))
                 } else {
                     let visit = visits[j]
-                    // A visit whose region is no candidate is beyond its envelope, hence beyond exit.
-                    let stillCandidate = i < candidates.count && candidates[i] == visit.region
-                    if stillCandidate { i += 1 }
+                    let isCandidate = i < candidates.count && candidates[i] == visit.region
+                    if isCandidate { i += 1 }
                     j += 1
-                    if stillCandidate && !index.isBeyondExit(Int(visit.region), p) {
-                        if safe > 0 { safe = min(safe, index.clearance(Int(visit.region), p, inside: true)) }
+                    if !isCandidate && partial {
                         scratch.append(visit)
                         continue
                     }
-                    if stillCandidate && safe > 0 {
-                        safe = min(safe, index.clearance(Int(visit.region), p, inside: false))
+                    // A visit whose region is no candidate is beyond its envelope, hence beyond exit.
+                    let stays = isCandidate && !index.isBeyondExit(Int(visit.region), q)
+                    if tracking && isCandidate {
+                        let c = index.clearance(Int(visit.region), q, inside: stays)
+                        safe = min(safe, c)
+                        if c < keepBelow { hood.append(NearRegion(region: visit.region, clearance: c - offset)) }
+                    }
+                    if stays {
+                        scratch.append(visit)
+                        continue
                     }
                     changed = true
                     emit(RegionEvent(kind: .exit, t: t, device: d, region: visit.region,
-                                     distance: index.distanceFromCenter(Int(visit.region), p) ?? .nan,
+                                     distance: index.reportedDistance(Int(visit.region), p),
                                      enteredAt: visit.enteredAt))
                 }
             }
         }
         if changed { swap(&states[di].visits, &scratch) }
-        states[di].anchorLat = p.latitude
-        states[di].anchorLon = p.longitude
-        states[di].anchorCosLat = cos(p.latitude * .pi / 180)
-        states[di].safeH = safe > 0 ? GeodesicCircle.insideThreshold(safe / GeodesicCircle.maxCurvatureRadius) : 0
-        return .applied
-    }
-
-    /// Whether `p` is certainly closer to the device's anchor than its safe distance: the
-    /// haversine of the move against the stored threshold (no inverse trig on this path).
-    @inline(__always)
-    private func movedLess(_ s: DeviceState, _ p: Coordinate) -> Bool {
-        var dLon = p.longitude - s.anchorLon
-        if abs(dLon) > 180 { dLon -= Double(signOf: dLon, magnitudeOf: 360) }
-        let a = sin((p.latitude - s.anchorLat) * (Double.pi / 360))
-        let b = sin(dLon * (Double.pi / 360))
-        let h = a * a + s.anchorCosLat * cos(p.latitude * .pi / 180) * (b * b)
-        return h < s.safeH
+        if !tracking {
+            states[di].safeAngle = 0
+        }
+        return safe
     }
 
     /// Due time of the earliest pending timer, if any (cancelled timers may be included).
@@ -255,3 +383,4 @@ public final class Monitor {
         return nil
     }
 }
+

@@ -18,12 +18,12 @@ public final class MergedReadings {
 
     public let sources: [any ReadingDecoder]
     /// Per source: true when its `current` holds a reading not yet returned.
-    private var hasHead: [Bool]
-    private var headTime: [Double]
-    private var exhausted: [Bool]
+    @exclusivity(unchecked) private var hasHead: [Bool]
+    @exclusivity(unchecked) private var headTime: [Double]
+    @exclusivity(unchecked) private var exhausted: [Bool]
     /// The source whose reading was returned last; it is advanced on the next call.
-    private var consumed = -1
-    private var lastSource = 0
+    @exclusivity(unchecked) private var consumed = -1
+    @exclusivity(unchecked) private var lastSource = 0
 
     public init(_ sources: [any ReadingDecoder]) {
         self.sources = sources

@@ -71,13 +71,14 @@ struct RegionIndexTests {
             // No region outside the candidates may contain the point (cheap rigorous bound first,
             // exact geodesic distance where the bound cannot tell).
             var next = 0
+            let point = GeoPoint(p)
             for i in regions.indices {
                 if next < got.count && got[next] == i {
                     next += 1
                     if index.isInsideExactlyForTesting(i, p) { inside += 1 }
                     continue
                 }
-                guard case .circle(let c) = index.shapes[i], c.cheapClassify(p) != .outside else { continue }
+                guard let c = index.circle(i), c.cheapClassify(point) != .outside else { continue }
                 #expect(c.distance(to: p) > c.radius, "region \(regions[i].id) contains \(p) but is no candidate")
             }
             checked += 1
@@ -113,7 +114,7 @@ struct RegionIndexTests {
 extension RegionIndex {
     /// The exact decision without relying on the tree (the query point is set for polygons).
     func isInsideExactlyForTesting(_ r: Int, _ p: Coordinate) -> Bool {
-        switch shapes[r] {
+        switch shape(r) {
         case .none: return false
         case .circle(let c): return c.distance(to: p) <= c.radius
         case .polygon:
