@@ -235,7 +235,15 @@ public struct GeodesicCircle: Sendable {
     /// Moving `m` metres changes the geodesic distance by at most `m` (triangle inequality).
     @inlinable
     public func clearance(_ q: GeoPoint, inside: Bool) -> Double {
-        let c = chord2(q).squareRoot()
+        Self.clearance(chord2: chord2(q), inside: inside, radius: radius, exitRadius: exitRadius, kLo: kLo, kHi: kHi)
+    }
+
+    /// The clearance from the squared chord to the center. Any radius or `kLo` smaller, or any
+    /// `exitRadius` smaller or `kHi` larger than the circle's, still gives a lower bound.
+    @inlinable @inline(__always)
+    static func clearance(chord2: Double, inside: Bool, radius: Double, exitRadius: Double,
+                          kLo: Double, kHi: Double) -> Double {
+        let c = chord2.squareRoot()
         guard c.isFinite else { return 0 }
         let c2 = Self.angleMargin
         if inside {
@@ -250,6 +258,14 @@ public struct GeodesicCircle: Sendable {
         let theta = max(0, c - c2)
         let d = min(2 * exitRadius + 100, kLo * theta)
         return max(0, (d - radius) * (1 - 1e-9) - 1e-6)
+    }
+
+    /// Tier 1 and the clearance in one cache line (see `HotCircle`).
+    public var hot: HotCircle {
+        HotCircle(x: cx, y: cy, z: cz,
+                  chordIn: .below(chordIn), chordOut: .above(chordOut),
+                  chordExitIn: .below(chordExitIn), chordExitOut: .above(chordExitOut),
+                  kLo: .below(kLo), kHi: .above(kHi), radius: .above(radius), exitRadius: .below(exitRadius))
     }
 
     /// Cheap, rigorous classification against `radius` (tiers 1 and 2): `.inside` guarantees
@@ -335,4 +351,71 @@ public struct GeodesicCircle: Sendable {
 func cosDegrees(_ x: Double) -> Double {
     let ax = abs(x)
     return ax <= 45 ? cos(ax * (Double.pi / 180)) : sin((90 - ax) * (Double.pi / 180))
+}
+
+/// What the hot path reads of a circle, in 64 bytes: the center's unit vector, tier 1's chord
+/// thresholds and the clearance's constants, as Float rounded so that every decision it makes is
+/// one the full circle would make (thresholds move towards "ambiguous") and every clearance is
+/// smaller. `decide` answers nil where the full circle must decide. A region that is no circle
+/// has a NaN vector, so it is never decided here.
+public struct HotCircle: Sendable {
+    @usableFromInline var x, y, z: Double
+    @usableFromInline var chordIn, chordOut, chordExitIn, chordExitOut: Float
+    @usableFromInline var kLo, kHi, radius, exitRadius: Float
+
+    @usableFromInline
+    init(x: Double, y: Double, z: Double, chordIn: Float, chordOut: Float, chordExitIn: Float,
+         chordExitOut: Float, kLo: Float, kHi: Float, radius: Float, exitRadius: Float) {
+        self.x = x; self.y = y; self.z = z
+        self.chordIn = chordIn; self.chordOut = chordOut
+        self.chordExitIn = chordExitIn; self.chordExitOut = chordExitOut
+        self.kLo = kLo; self.kHi = kHi; self.radius = radius; self.exitRadius = exitRadius
+    }
+
+    /// Never decides anything.
+    public static let none = HotCircle(x: .nan, y: .nan, z: .nan, chordIn: -1, chordOut: .infinity,
+                                       chordExitIn: -1, chordExitOut: .infinity, kLo: 0, kHi: .infinity,
+                                       radius: .infinity, exitRadius: 0)
+
+    @inlinable @inline(__always)
+    func chord2(_ q: GeoPoint) -> Double {
+        let dx = q.x - x, dy = q.y - y, dz = q.z - z
+        return dx * dx + dy * dy + dz * dz
+    }
+
+    /// Whether `q` is inside (true), outside (false) or too close to tell here (nil).
+    @inlinable @inline(__always)
+    public func isInside(chord2 c2: Double) -> Bool? {
+        if c2 <= Double(chordIn) { return true }
+        if c2 > Double(chordOut) { return false }
+        return nil
+    }
+
+    /// Whether `q` is beyond exit (true), within it (false) or too close to tell here (nil).
+    @inlinable @inline(__always)
+    public func isBeyondExit(chord2 c2: Double) -> Bool? {
+        if c2 > Double(chordExitOut) { return true }
+        if c2 <= Double(chordExitIn) { return false }
+        return nil
+    }
+
+    @inlinable @inline(__always)
+    public func clearance(chord2 c2: Double, inside: Bool) -> Double {
+        GeodesicCircle.clearance(chord2: c2, inside: inside, radius: Double(radius), exitRadius: Double(exitRadius),
+                                 kLo: Double(kLo), kHi: Double(kHi))
+    }
+}
+
+extension Float {
+    /// The largest Float not above `x`.
+    @usableFromInline static func below(_ x: Double) -> Float {
+        let f = Float(x)
+        return Double(f) > x ? f.nextDown : f
+    }
+
+    /// The smallest Float not below `x`.
+    @usableFromInline static func above(_ x: Double) -> Float {
+        let f = Float(x)
+        return Double(f) < x ? f.nextUp : f
+    }
 }

@@ -70,9 +70,14 @@ public final class Monitor {
         var anchorPhi = 0.0, anchorLambda = 0.0, anchorCos = 0.0
         var safeAngle = 0.0
         /// Where the neighbourhood was taken (radians) and its reach (metres); `near` holds the
-        /// regions whose decision may change within that reach, by clearance. reach 0 = none.
+        /// regions whose decision may change within that reach, ordered by the odometer reading
+        /// at which they must be retested. reach 0 = none.
         var hoodPhi = 0.0, hoodLambda = 0.0, hoodCos = 0.0
         var reach = 0.0
+        /// An upper bound on the path length (metres) from where the neighbourhood was taken,
+        /// through every evaluated fix since, to the last one: the sum of the bounds between
+        /// successive evaluated fixes.
+        var odometer = 0.0
         var near: [NearRegion] = []
         /// Sorted by region.
         var visits: [Visit] = []
@@ -97,8 +102,9 @@ public final class Monitor {
     @exclusivity(unchecked) private var visitSerial: UInt32 = 0
     /// Reused between fixes so building a device's new visit list does not allocate.
     @exclusivity(unchecked) private var scratch: [Visit] = []
-    /// A region of a device's neighbourhood: its decision cannot change while the device is
-    /// within `clearance` metres of where the neighbourhood was taken.
+    /// A region of a device's neighbourhood: it was last tested at some fix, where its boundary
+    /// was farther than c metres; `clearance` is c plus the odometer at that fix. By the triangle
+    /// inequality its decision cannot have changed while the odometer is below `clearance`.
     struct NearRegion {
         var region: Int32
         var clearance: Float
@@ -169,7 +175,10 @@ public final class Monitor {
             let moved = GeodesicCircle.maxCurvatureRadius
                 * Self.angleBound(phi, lambda, states[di].hoodPhi, states[di].hoodLambda, states[di].hoodCos)
             if moved < states[di].reach {
-                setAnchor(di, phi, lambda, safe: retestNeighbourhood(di, d, t, q, moved: moved, first: first))
+                states[di].odometer += GeodesicCircle.maxCurvatureRadius
+                    * Self.angleBound(phi, lambda, states[di].anchorPhi, states[di].anchorLambda, states[di].anchorCos)
+                let safe = retestNeighbourhood(di, d, t, q, odometer: states[di].odometer, first: first)
+                setAnchor(di, phi, lambda, safe: min(safe, states[di].reach - moved))
                 return .applied
             }
         }
@@ -188,21 +197,24 @@ public final class Monitor {
         states[di].hoodLambda = lambda
         states[di].hoodCos = cos(phi)
         states[di].reach = reach
+        states[di].odometer = 0
         setAnchor(di, phi, lambda, safe: safe)
         return .applied
     }
 
-    /// Retests the neighbourhood regions whose clearance is at most `moved` (they lead the list)
-    /// and keeps the list sorted; returns the safe distance from `q`.
-    private func retestNeighbourhood(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, moved: Double, first: Bool) -> Double {
+    /// Retests the neighbourhood regions due at `odometer` (they lead the list) and keeps the list
+    /// sorted; returns the safe distance from `q` for the regions of the list. A region is
+    /// retested once the device may have travelled its clearance since it was last tested, not
+    /// each time the device is that far from where the neighbourhood was taken.
+    private func retestNeighbourhood(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, odometer: Double, first: Bool) -> Double {
         var near = states[di].near
         states[di].near = []  // near is uniquely referenced while it is edited
         defer { states[di].near = near }
         var k = 0
-        while k < near.count && Double(near[k].clearance) <= moved { k += 1 }
-        // Regions not retested keep their decision for their clearance less the move.
-        var safe = states[di].reach - moved
-        if k < near.count { safe = min(safe, Double(near[k].clearance) - moved) }
+        while k < near.count && Double(near[k].clearance) <= odometer { k += 1 }
+        // Regions not retested keep their decision until the odometer reaches their clearance.
+        var safe = Double.infinity
+        if k < near.count { safe = Double(near[k].clearance) - odometer }
         guard k > 0 else { return safe }
         retest.removeAll(keepingCapacity: true)
         for e in near[..<k] { retest.append(e.region) }
@@ -211,10 +223,10 @@ public final class Monitor {
         hood.removeAll(keepingCapacity: true)
         let tested = retest
         safe = tested.withUnsafeBufferPointer {
-            evaluate(di, d, t, q, $0, partial: true, first: first, safe: safe, keepBelow: .infinity, offset: moved)
+            evaluate(di, d, t, q, $0, partial: true, first: first, safe: safe, keepBelow: .infinity, offset: -odometer)
         }
-        // The retested regions, with clearances now counted from the neighbourhood's centre, back
-        // into the sorted list.
+        // The retested regions, due at the odometer plus their new clearance, back into the
+        // sorted list.
         near.withUnsafeMutableBufferPointer { near in
             for i in 0..<k { near[i] = hood[i] }
             // Insertion sort: the tail is sorted already and the retested head is short.
@@ -383,4 +395,5 @@ public final class Monitor {
         return nil
     }
 }
+
 

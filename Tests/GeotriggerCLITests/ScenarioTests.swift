@@ -47,7 +47,9 @@ struct ScenarioTests {
     }
 
     @Test("the safe-distance fast path gives exactly the events of evaluating every fix",
-          arguments: [["--hysteresis", "0", "--max-accuracy", "0"], ["--dwell", "20"]])
+          arguments: [["--hysteresis", "0", "--max-accuracy", "0"], ["--dwell", "20"],
+                      // Small and large neighbourhoods: many re-queries; long odometer runs.
+                      ["--hysteresis", "0", "--safe-distance", "15"], ["--safe-distance", "1500"]])
     func fastPathIsExact(options: [String]) throws {
         let dir = try CLI.temporaryDirectory()
         let made = try CLI.run(["scenario", "city", "--seed", "11", "--regions", "20000", "--devices", "100",

@@ -139,6 +139,36 @@ struct GeodesicCircleTests {
         #expect(inside > 100 && outside > 100 && ambiguous > 100)
     }
 
+    /// The hot path's Float copy (`HotCircle`) never decides against the reference, and no
+    /// clearance exceeds the true distance to the boundary that matters: to the exit circle from
+    /// inside, to the entry circle from outside (the fast path skips tests on it).
+    @Test func hotCircleAndClearanceAreRigorous() {
+        var decided = 0, clear = 0
+        for c in CircleCase.all {
+            let circle = GeodesicCircle(center: c.center, radius: c.radius, exitRadius: c.exitRadius)
+            let q = GeoPoint(c.point)
+            let hot = circle.hot
+            let c2 = hot.chord2(q)
+            if let inside = hot.isInside(chord2: c2) {
+                decided += 1
+                #expect(inside == (c.s12 <= c.radius), "hot decides \(inside) at \(c.s12) m, r \(c.radius)")
+            }
+            if let beyond = hot.isBeyondExit(chord2: c2) {
+                #expect(beyond == (c.s12 > c.exitRadius), "hot exit \(beyond) at \(c.s12) m, exit \(c.exitRadius)")
+            }
+            for inside in [true, false] where inside == (c.s12 <= c.exitRadius) || !inside && c.s12 > c.radius {
+                let room = inside ? c.exitRadius - c.s12 : c.s12 - c.radius
+                let full = circle.clearance(q, inside: inside)
+                let fast = hot.clearance(chord2: c2, inside: inside)
+                #expect(full <= room + 1e-9, "clearance \(full) > \(room) (inside \(inside))")
+                #expect(fast <= full, "hot clearance \(fast) > full \(full)")
+                if full > 0 { clear += 1 }
+            }
+        }
+        print("HotCircle: \(decided) decided; \(clear) positive clearances checked")
+        #expect(decided > 1000 && clear > 1000)
+    }
+
     /// Points in the curvature band (1 % of the radius) are ambiguous, points well clear are not.
     @Test(arguments: [0.0, 45.0, 89.0, -89.9999])
     func ambiguousBandIsNarrow(latitude: Double) {

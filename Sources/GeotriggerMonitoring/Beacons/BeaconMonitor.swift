@@ -135,6 +135,8 @@ public final class BeaconMonitor {
     public var isEmpty: Bool { matcher.count == 0 }
 
     public func isBeaconRegion(_ r: Int32) -> Bool {
+        // Without beacon regions (the common GPS case) no region lookup at all.
+        guard matcher.count > 0 else { return false }
         if case .beacon = regions[Int(r)].shape { return true }
         return false
     }
