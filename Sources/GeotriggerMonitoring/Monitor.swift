@@ -97,7 +97,11 @@ public final class Monitor {
         case rejected(RejectReason)
     }
 
-    @exclusivity(unchecked) private var states: [DeviceState] = []
+    /// Per device, by id: a buffer owned here rather than an array, so that reading or editing one
+    /// field of a device's state never copies the whole state.
+    @exclusivity(unchecked) private var states: UnsafeMutablePointer<DeviceState>
+    @exclusivity(unchecked) private var stateCount = 0
+    @exclusivity(unchecked) private var stateCapacity = 0
     @exclusivity(unchecked) private var timers = TimerQueue<Timer>()
     @exclusivity(unchecked) private var visitSerial: UInt32 = 0
     /// Reused between fixes so building a device's new visit list does not allocate.
@@ -129,17 +133,43 @@ public final class Monitor {
         self.index = index
         self.options = options
         self.devices = devices
+        states = UnsafeMutablePointer<DeviceState>.allocate(capacity: 0)
         silenced = index.regions.map { region in
             (region.notifyOnEntry ? 0 : 1 << RegionEvent.Kind.enter.rawValue) |
                 (region.notifyOnExit ? 0 : 1 << RegionEvent.Kind.exit.rawValue)
         }
     }
 
+    deinit {
+        states.deinitialize(count: stateCount)
+        states.deallocate()
+    }
+
+    /// The slot of a device id handed in from outside (ids come from `device(_:)`).
+    @inline(__always)
+    private func checked(_ d: Int32) -> Int {
+        precondition(d >= 0 && Int(d) < stateCount, "unknown device id \(d)")
+        return Int(d)
+    }
+
+    private func appendState() {
+        if stateCount == stateCapacity {
+            let capacity = max(64, stateCapacity * 2)
+            let grown = UnsafeMutablePointer<DeviceState>.allocate(capacity: capacity)
+            grown.moveInitialize(from: states, count: stateCount)
+            states.deallocate()
+            states = grown
+            stateCapacity = capacity
+        }
+        (states + stateCount).initialize(to: DeviceState())
+        stateCount += 1
+    }
+
     /// The device's state slot, adding one for a new device.
     @inline(__always)
     public func device(_ name: UnsafeRawBufferPointer) -> Int32 {
         let (id, isNew) = devices.intern(name)
-        if isNew { states.append(DeviceState()) }
+        if isNew { appendState() }
         return id
     }
 
@@ -150,7 +180,7 @@ public final class Monitor {
 
     /// Applies one GPS fix. Timers due before `t` should have been fired first (`fireTimers(before:)`).
     public func fix(device d: Int32, t: Double, at p: Coordinate, accuracy: Double = .nan) -> Outcome {
-        let di = Int(d)
+        let di = checked(d)
         if t < states[di].last { return .rejected(.outOfOrder) }
         states[di].last = t
         if t > clock { clock = t }
@@ -381,16 +411,17 @@ public final class Monitor {
     // MARK: Inspection
 
     /// The regions a device is inside of, in region order.
-    public func visits(of device: Int32) -> [Visit] { states[Int(device)].visits }
+    public func visits(of device: Int32) -> [Visit] { states[checked(device)].visits }
 
     /// Time of the device's latest reading.
-    public func lastReading(of device: Int32) -> Double { states[Int(device)].last }
+    public func lastReading(of device: Int32) -> Double { states[checked(device)].last }
 
     /// Records a reading's time for ordering without a fix (beacon sightings, control records).
     /// Returns `.outOfOrder` if it is older than the device's previous reading.
     public func touch(device d: Int32, t: Double) -> RejectReason? {
-        if t < states[Int(d)].last { return .outOfOrder }
-        states[Int(d)].last = t
+        let di = checked(d)
+        if t < states[di].last { return .outOfOrder }
+        states[di].last = t
         if t > clock { clock = t }
         return nil
     }
