@@ -9,7 +9,7 @@ public final class EventWriter: EngineOutput {
     let regionIDs: [String]
     /// Serialised `properties` per region, when `--echo-properties` is on.
     let echoedProperties: [String?]?
-    public private(set) var counts = [Int](repeating: 0, count: RegionEvent.Kind.allCases.count)
+    @exclusivity(unchecked) public private(set) var counts = [Int](repeating: 0, count: RegionEvent.Kind.allCases.count)
     /// The first write failure; the driver stops at the next reading when it is set.
     public private(set) var failure: IOFailure?
     /// Deliveries by trigger kind, in `Self.triggerKinds` order.
@@ -42,7 +42,7 @@ public final class EventWriter: EngineOutput {
         }
         if let p = e.proximity {
             o.append(",\"proximity\":\"")
-            o.append(p)
+            o.append(string: p)
             o.append("\"")
         }
         if e.distance.isFinite {
@@ -51,7 +51,7 @@ public final class EventWriter: EngineOutput {
         }
         if let reason = e.reason {
             o.append(",\"reason\":\"")
-            o.append(reason.rawValue)
+            o.append(string: reason.rawValue)
             o.append("\"")
         }
         if e.kind != .enter && !e.enteredAt.isNaN {
@@ -60,7 +60,7 @@ public final class EventWriter: EngineOutput {
         }
         if let echoedProperties, let p = echoedProperties[Int(e.region)] {
             o.append(",\"properties\":")
-            o.append(p)
+            o.append(string: p)
         }
         o.append("}\n")
         endRecord()
@@ -76,7 +76,7 @@ public final class EventWriter: EngineOutput {
         o.append(",\"request\":")
         o.appendJSONString(d.id)
         o.append(",\"trigger\":\"")
-        o.append(d.trigger.kind)
+        o.append(string: d.trigger.kind)
         o.append("\"")
         if d.region >= 0 {
             o.append(",\"region\":")

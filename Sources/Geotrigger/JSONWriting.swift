@@ -98,7 +98,7 @@ extension OutputFile {
     /// Appends `{"uuid":"…","major":…,"minor":…}` for a concrete beacon.
     public func appendBeacon(_ b: BeaconID) {
         append("{\"uuid\":\"")
-        append(b.uuidString)
+        append(string: b.uuidString)
         append("\",\"major\":")
         appendInteger(Int64(b.major))
         append(",\"minor\":")

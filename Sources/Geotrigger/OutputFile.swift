@@ -62,7 +62,9 @@ public final class OutputFile {
         s.withUTF8Buffer { buffer.append(contentsOf: $0) }
     }
 
-    public func append(_ s: String) {
+    /// A string's UTF-8 bytes, as they are (no JSON escaping). Literals go to the `StaticString`
+    /// overload, which copies bytes fixed at compile time.
+    public func append(string s: String) {
         var s = s
         s.withUTF8 { buffer.append(contentsOf: $0) }
     }

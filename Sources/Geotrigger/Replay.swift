@@ -249,9 +249,9 @@ public final class Replay {
             diagnostics("\(place): \(message)\n")
         }
         if let rejects {
-            rejects.append(place)
+            rejects.append(string: place)
             rejects.append(UInt8(ascii: "\t"))
-            rejects.append(reason.rawValue)
+            rejects.append(string: reason.rawValue)
             rejects.append(UInt8(ascii: "\t"))
             rejects.append(line)
             rejects.append(UInt8(ascii: "\n"))

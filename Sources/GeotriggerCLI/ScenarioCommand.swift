@@ -58,7 +58,7 @@ struct ScenarioCommand: ParsableCommand {
             try scenario.writeRegions(to: OutputFile(path: "\(out)/\(scenario.regionsFileName)"), places: placeList)
             try scenario.writeReadings(to: OutputFile(path: "\(out)/readings.ndjson"), places: placeList)
             let note = try OutputFile(path: "\(out)/SCENARIO.txt")
-            note.append("""
+            note.append(string: """
                 geotrigger scenario \(kind.rawValue) --seed \(seed) --regions \(scenario.regions) \
                 --devices \(scenario.devices) --seconds \(scenario.seconds)
                 \(scenario.regions) regions, \(scenario.devices) devices, \(scenario.devices * scenario.seconds) readings.

@@ -78,9 +78,9 @@ public struct Scenario: Sendable {
             out.append("{\"type\":\"FeatureCollection\",\"features\":[\n")
             for i in 0..<regions {
                 if i > 0 { out.append(",\n") }
-                out.append("{\"type\":\"Feature\",\"id\":\"b\(i)\",\"geometry\":null,\"properties\":{\"beacon\":{\"uuid\":\"")
-                out.append(Self.beaconUUID)
-                out.append("\",\"major\":\(i / 100),\"minor\":\(i % 100)},\"proximity\":\"near\"}}")
+                out.append(string: "{\"type\":\"Feature\",\"id\":\"b\(i)\",\"geometry\":null,\"properties\":{\"beacon\":{\"uuid\":\"")
+                out.append(string: Self.beaconUUID)
+                out.append(string: "\",\"major\":\(i / 100),\"minor\":\(i % 100)},\"proximity\":\"near\"}}")
                 try out.endRecord()
             }
             out.append("\n]}\n")
@@ -140,7 +140,7 @@ public struct Scenario: Sendable {
                     out.append(",\"device\":\"p")
                     out.appendInteger(Int64(d))
                     out.append("\",\"uuid\":\"")
-                    out.append(Self.beaconUUID)
+                    out.append(string: Self.beaconUUID)
                     out.append("\",\"major\":")
                     out.appendInteger(Int64(beacon / 100))
                     out.append(",\"minor\":")
