@@ -20,7 +20,7 @@ Prints one JSON line on stdout: fixes, events, seconds, fixes_per_s, load_second
 import argparse
 import io
 import json
-import math
+import os
 import sys
 import time
 
@@ -128,9 +128,8 @@ class Replay:
         self.device_json = []
         # Per device (by code): time of its latest accepted fix.
         self.last_t = np.empty(0)
-        # Visits open at each device's latest fix: device code, region, enteredAt.
-        self.carry_dev = np.empty(0, np.int64)
-        self.carry_reg = np.empty(0, np.int64)
+        # Open visits as sorted keys device * regions + region, with their enteredAt.
+        self.carry_key = np.empty(0, np.int64)
         self.carry_entered = np.empty(0)
         self.fixes = 0
         self.rejected = 0
@@ -191,78 +190,84 @@ class Replay:
             order, sc, first, st = by_device(code, t)
         n = len(t)
         self.fixes += n
-        # seq: 1-based position of each fix among its device's fixes in this chunk; 0 = carried.
+        lap("parse+validate")
+        # Work in device order from here on: fix k of the chunk (sorted) is seq k - start + 1 of
+        # its device (seq 0 stands for the device's last fix of earlier chunks).
         starts = np.flatnonzero(first)
-        counts_sorted = np.diff(np.append(starts, n))
-        seq_sorted = np.arange(n) - np.repeat(starts, counts_sorted) + 1
-        seq = np.empty(n, np.int64)
-        seq[order] = seq_sorted
+        counts = np.diff(np.append(starts, n))
         ndev = len(self.device_json)
         dev_count = np.zeros(ndev, np.int64)
-        dev_count[sc[starts]] = counts_sorted
+        dev_count[sc[starts]] = counts
         dev_start = np.zeros(ndev, np.int64)
         dev_start[sc[starts]] = starts
-        self.last_t[sc[starts]] = st[starts + counts_sorted - 1]
+        self.last_t[sc[starts]] = st[starts + counts - 1]
+        slat, slon = lat[order], lon[order]
 
         # Candidates: one bulk STRtree query, then the cheap bound, then Geod.inv for the band.
-        pts = shapely.points(lon, lat)
-        fi, bi = self.regions.tree.query(pts)
-        ri = self.regions.box_region[bi]
+        rg = self.regions
+        fi, bi = rg.tree.query(shapely.points(slon, slat))
+        ri = rg.box_region[bi]
         self.candidates += len(fi)
-        d = self.regions.xyz[ri]
-        d -= unit_vectors(lat, lon)[fi]
+        lap("strtree")
+        d = rg.xyz[ri]
+        d -= unit_vectors(slat, slon)[fi]
         c2 = np.einsum("ij,ij->i", d, d)
-        inside = c2 <= self.regions.chord2_in[ri]
-        amb = np.flatnonzero(~inside & (c2 <= self.regions.chord2_out[ri]))
+        inside = c2 <= rg.chord2_in[ri]
+        amb = np.flatnonzero(~inside & (c2 <= rg.chord2_out[ri]))
         if len(amb):
             self.ambiguous += len(amb)
             fa, ra = fi[amb], ri[amb]
-            _, _, dist = self.geod.inv(lon[fa], lat[fa], self.regions.lon[ra], self.regions.lat[ra])
-            inside[amb] = dist <= self.regions.radius[ra]
+            _, _, dist = self.geod.inv(slon[fa], slat[fa], rg.lon[ra], rg.lat[ra])
+            inside[amb] = dist <= rg.radius[ra]
         fi, ri = fi[inside], ri[inside]
+        lap("distance")
 
-        # Keys (device, region, seq): runs of consecutive seq are visits.
-        R = len(self.regions)
-        S = n + 2
-        keys = np.concatenate(((code[fi] * R + ri) * S + seq[fi],
-                               (self.carry_dev * R + self.carry_reg) * S))
-        entered_in = np.concatenate((np.full(len(fi), np.nan), self.carry_entered))
-        perm = np.argsort(keys)
-        keys = keys[perm]
-        entered_in = entered_in[perm]
-        grp = keys // S
-        s = keys - grp * S
+        # One sort of (device, region, seq) keys: runs of consecutive seq are visits.
+        R = len(rg)
+        L = int(counts.max()) + 1
+        if (ndev + 1) * R * L >= 2 ** 63:
+            raise SystemExit("peer: chunk too large for 64-bit keys; lower --chunk-bytes")
+        seq = fi - dev_start[sc[fi]] + 1
+        keys = np.concatenate(((sc[fi] * R + ri) * L + seq, self.carry_key * L))
+        keys.sort()
+        g = keys // L
+        s = keys - g * L
         m = len(keys)
         run_start = np.ones(m, bool)
         if m > 1:
-            run_start[1:] = (grp[1:] != grp[:-1]) | (s[1:] != s[:-1] + 1)
+            run_start[1:] = (g[1:] != g[:-1]) | (s[1:] != s[:-1] + 1)
         run_end = np.ones(m, bool)
         run_end[:-1] = run_start[1:]
-        dev = grp // R
-        reg = grp - dev * R
-        # Fix index (chunk-local) of each key; -1 for carried ones.
-        fix_of = np.where(s > 0, order[dev_start[dev] + np.maximum(s, 1) - 1], -1)
-        # enteredAt per visit: fix time at an enter, carried value at a carried run start.
-        entered = np.where(s > 0, t[np.maximum(fix_of, 0)], entered_in)
-        start_idx = np.maximum.accumulate(np.where(run_start, np.arange(m), 0))
-        entered = entered[start_idx]
+        lap("sort")
+        starts_k = np.flatnonzero(run_start)
+        ends_k = np.flatnonzero(run_end)  # the i-th run starts at starts_k[i], ends at ends_k[i]
+        dev = g[ends_k] // R
+        end_s = s[ends_k]
+        exits = end_s < dev_count[dev]
+        # enteredAt of each run: its first fix's time, or the carried value.
+        first_s = s[starts_k]
+        dev_first = g[starts_k] // R
+        entered = np.where(first_s > 0, st[dev_start[dev_first] + np.maximum(first_s, 1) - 1], np.nan)
+        carried = np.flatnonzero(first_s == 0)
+        if len(carried):
+            entered[carried] = self.carry_entered[np.searchsorted(self.carry_key, g[starts_k[carried]])]
+        # Visits still open at each device's last fix carry over to the next chunk.
+        self.carry_key = g[ends_k[~exits]]
+        self.carry_entered = entered[~exits]
 
-        enter_k = np.flatnonzero(run_start & (s > 0))
-        count_of = dev_count[dev]
-        exit_k = np.flatnonzero(run_end & (s < count_of))
-        carry_k = np.flatnonzero(run_end & (s == count_of))
-        self.carry_dev, self.carry_reg = dev[carry_k], reg[carry_k]
-        self.carry_entered = entered[carry_k]
-
-        enter_fix = fix_of[enter_k]
-        exit_fix = order[dev_start[dev[exit_k]] + s[exit_k]]  # the device's next fix
-        ev_fix = np.concatenate((enter_fix, exit_fix))
-        ev_reg = np.concatenate((reg[enter_k], reg[exit_k]))
-        ev_exit = np.concatenate((np.zeros(len(enter_k), bool), np.ones(len(exit_k), bool)))
-        ev_entered = np.concatenate((np.full(len(enter_k), np.nan), entered[exit_k]))
-        self.enters += len(enter_k)
-        self.exits += len(exit_k)
-        self.write(ev_fix, ev_reg, ev_exit, ev_entered, t, lat, lon, code)
+        enters = first_s > 0
+        enter_pos = dev_start[dev_first[enters]] + first_s[enters] - 1
+        exit_pos = dev_start[dev[exits]] + end_s[exits]  # the device's next fix
+        ev_pos = np.concatenate((enter_pos, exit_pos))
+        ev_reg = np.concatenate((g[starts_k[enters]], g[ends_k[exits]])) % R
+        ev_exit = np.concatenate((np.zeros(len(enter_pos), bool), np.ones(len(exit_pos), bool)))
+        ev_entered = np.concatenate((np.full(len(enter_pos), np.nan), entered[exits]))
+        self.enters += len(enter_pos)
+        self.exits += len(exit_pos)
+        lap("transitions")
+        # Back to input order for output.
+        self.write(order[ev_pos], ev_reg, ev_exit, ev_entered, t, lat, lon, code)
+        lap("write")
 
     def write(self, ev_fix, ev_reg, ev_exit, ev_entered, t, lat, lon, code):
         ne = len(ev_fix)
@@ -296,6 +301,18 @@ class Replay:
         self.out.write(text.encode())
 
 
+_PROFILE = {} if os.environ.get("PEER_PROFILE") else None
+_last = [0.0]
+
+
+def lap(stage):
+    """With PEER_PROFILE set, accumulates wall time per stage (printed to stderr at the end)."""
+    if _PROFILE is not None:
+        now = time.perf_counter()
+        _PROFILE[stage] = _PROFILE.get(stage, 0.0) + now - _last[0]
+        _last[0] = now
+
+
 def by_device(code, t):
     """Fixes grouped by device, in input order within a device: the permutation, the sorted codes,
     a flag for each device's first fix, and the sorted times."""
@@ -308,8 +325,8 @@ def by_device(code, t):
 
 
 def rfc3339(t):
-    ms = np.round(np.asarray(t) * 1000).astype("int64").astype("datetime64[ms]")
-    return pl.Series(np.char.add(np.datetime_as_string(ms, unit="ms"), "Z"))
+    ms = pl.Series(np.round(np.asarray(t) * 1000).astype(np.int64)).cast(pl.Datetime("ms"))
+    return ms.dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
 
 
 def blocks(path, block_bytes):
@@ -338,12 +355,14 @@ def main(argv=None):
     regions = Regions(a.regions)
     load = time.perf_counter() - t0
 
-    t1 = time.perf_counter()
+    t1 = _last[0] = time.perf_counter()
     records = 0
     with open(a.out, "wb") as out:
         replay = Replay(regions, out)
         for b in blocks(a.readings, a.chunk_bytes):
+            lap("read")
             df = pl.read_ndjson(io.BytesIO(b), schema=FIX_SCHEMA)
+            lap("read")
             if a.limit is not None and records + df.height >= a.limit:
                 df = df.head(a.limit - records)
                 records += df.height
@@ -352,6 +371,8 @@ def main(argv=None):
             records += df.height
             replay.chunk(df)
     seconds = time.perf_counter() - t1
+    if _PROFILE is not None:
+        print(json.dumps({k: round(v, 3) for k, v in _PROFILE.items()}), file=sys.stderr)
     print(json.dumps({
         "fixes": replay.fixes, "events": replay.events, "enter": replay.enters, "exit": replay.exits,
         "rejected": replay.rejected, "regions": len(regions), "candidates": replay.candidates,
