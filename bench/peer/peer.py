@@ -75,7 +75,7 @@ class Regions:
         self.ids = df["id"].to_list()
         self.json_ids = pl.Series([json.dumps(s) for s in self.ids], dtype=pl.String)
         self.lat, self.lon, self.radius = lat, lon, r
-        self.xyz = unit_vectors(lat, lon)
+        self.x, self.y, self.z = (np.ascontiguousarray(c) for c in unit_vectors(lat, lon).T)
         n = len(r)
 
         # Any point within geodesic distance r lies within spherical angle rho of the centre
@@ -209,9 +209,14 @@ class Replay:
         ri = rg.box_region[bi]
         self.candidates += len(fi)
         lap("strtree")
-        d = rg.xyz[ri]
-        d -= unit_vectors(slat, slon)[fi]
-        c2 = np.einsum("ij,ij->i", d, d)
+        # Chord between unit vectors: 1-D gathers on the region side (much faster than row
+        # gathers), np.repeat on the fix side (the query answers in fix order).
+        per_fix = np.bincount(fi, minlength=n)
+        fxyz = unit_vectors(slat, slon)
+        c2 = np.square(rg.x[ri] - np.repeat(fxyz[:, 0], per_fix))
+        c2 += np.square(rg.y[ri] - np.repeat(fxyz[:, 1], per_fix))
+        c2 += np.square(rg.z[ri] - np.repeat(fxyz[:, 2], per_fix))
+        lap("distance:chord")
         inside = c2 <= rg.chord2_in[ri]
         amb = np.flatnonzero(~inside & (c2 <= rg.chord2_out[ri]))
         if len(amb):
@@ -219,6 +224,7 @@ class Replay:
             fa, ra = fi[amb], ri[amb]
             _, _, dist = self.geod.inv(slon[fa], slat[fa], rg.lon[ra], rg.lat[ra])
             inside[amb] = dist <= rg.radius[ra]
+        lap("distance:bounds")
         fi, ri = fi[inside], ri[inside]
         lap("distance")
 
@@ -229,7 +235,9 @@ class Replay:
             raise SystemExit("peer: chunk too large for 64-bit keys; lower --chunk-bytes")
         seq = fi - dev_start[sc[fi]] + 1
         keys = np.concatenate(((sc[fi] * R + ri) * L + seq, self.carry_key * L))
-        keys.sort()
+        # Pairs arrive ordered by (device, seq), so each device's keys form one block and a stable
+        # sort (timsort, which exploits the existing runs) beats quicksort about 3x here.
+        keys.sort(kind="stable")
         g = keys // L
         s = keys - g * L
         m = len(keys)
@@ -267,7 +275,6 @@ class Replay:
         lap("transitions")
         # Back to input order for output.
         self.write(order[ev_pos], ev_reg, ev_exit, ev_entered, t, lat, lon, code)
-        lap("write")
 
     def write(self, ev_fix, ev_reg, ev_exit, ev_entered, t, lat, lon, code):
         ne = len(ev_fix)
@@ -277,7 +284,9 @@ class Replay:
         o = np.lexsort((ev_reg, ev_fix))
         ev_fix, ev_reg, ev_exit, ev_entered = ev_fix[o], ev_reg[o], ev_exit[o], ev_entered[o]
         rg = self.regions
+        lap("write:sort")
         _, _, dist = self.geod.inv(lon[ev_fix], lat[ev_fix], rg.lon[ev_reg], rg.lat[ev_reg])
+        lap("write:geod")
         dev_json = pl.Series(self.device_json, dtype=pl.String)
         frame = pl.DataFrame({
             "t": rfc3339(t[ev_fix]),
@@ -297,8 +306,11 @@ class Replay:
                                                        pl.lit('"')))
             .otherwise(pl.lit("")),
             pl.lit("}\n"))
+        lap("write:frame")
         text = frame.select(line.str.join("")).item()
+        lap("write:format")
         self.out.write(text.encode())
+        lap("write:out")
 
 
 _PROFILE = {} if os.environ.get("PEER_PROFILE") else None
