@@ -20,6 +20,8 @@ import tempfile
 import polars as pl
 from pyproj import Geod
 
+from peer import read_block
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA = {"t": pl.String, "event": pl.String, "device": pl.String, "region": pl.String,
           "distance": pl.Float64, "enteredAt": pl.String}
@@ -80,8 +82,8 @@ def main():
                               schema_overrides={"id": pl.String})
             regions = {r[0]: r[1:] for r in rdf.iter_rows()}
             want = {(k[0], k[3]) for k in list(missing) + list(extra)}
-            fdf = pl.read_ndjson(a.readings, schema={"t": pl.Float64, "device": pl.String,
-                                                     "lat": pl.Float64, "lon": pl.Float64})
+            with open(a.readings, "rb") as f:
+                fdf = read_block(f.read())
             fdf = fdf.with_columns((pl.col("t") * 1000).round().cast(pl.Int64).alias("t_ms"))
             for d, t, lat, lon in fdf.select("device", "t_ms", "lat", "lon").iter_rows():
                 if (d, t) in want:

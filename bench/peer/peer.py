@@ -340,6 +340,19 @@ def rfc3339(t):
     return ms.dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
 
 
+def read_block(b):
+    """Parses an NDJSON block; `t` as Unix seconds, or (slower path) RFC 3339 strings."""
+    try:
+        return pl.read_ndjson(io.BytesIO(b), schema=FIX_SCHEMA)
+    except pl.exceptions.ComputeError:
+        df = pl.read_ndjson(io.BytesIO(b), schema={**FIX_SCHEMA, "t": pl.String})
+    seconds = pl.col("t").cast(pl.Float64, strict=False)
+    rfc = (pl.col("t").str.replace(r"[zZ]$", "+00:00")
+           .str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", strict=False, time_unit="us")
+           .dt.epoch("us") / 1e6)
+    return df.with_columns(seconds.fill_null(rfc).alias("t"))
+
+
 def blocks(path, block_bytes):
     """Yields byte blocks of whole lines."""
     with open(path, "rb") as f:
@@ -372,7 +385,7 @@ def main(argv=None):
         replay = Replay(regions, out)
         for b in blocks(a.readings, a.chunk_bytes):
             lap("read")
-            df = pl.read_ndjson(io.BytesIO(b), schema=FIX_SCHEMA)
+            df = read_block(b)
             lap("read")
             if a.limit is not None and records + df.height >= a.limit:
                 df = df.head(a.limit - records)
