@@ -126,11 +126,13 @@ public final class Engine {
 
     /// The earliest timer of the three queues; at equal times region timers (dwell, then beacon
     /// silence) come before notification timers.
+    @inline(__always)
     private func nextTimer() -> (Double, Int)? {
+        // Three plain comparisons: this runs for every reading, so no array of candidates.
         var best: (Double, Int)?
-        for (k, due) in [monitor.nextTimerDue, beacons.nextTimerDue, scheduler.nextTimerDue].enumerated() {
-            if let due, best == nil || due < best!.0 { best = (due, k) }
-        }
+        if let due = monitor.nextTimerDue { best = (due, 0) }
+        if let due = beacons.nextTimerDue, best == nil || due < best!.0 { best = (due, 1) }
+        if let due = scheduler.nextTimerDue, best == nil || due < best!.0 { best = (due, 2) }
         return best
     }
 
