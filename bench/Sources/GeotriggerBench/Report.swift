@@ -122,12 +122,12 @@ struct Report {
     // MARK: Sweeps
 
     func sweeps() -> String {
-        var out = "## Sweeps (engine-only, city workload, \(grouped(results.settings.sweepFixes)) fixes per point)\n\n"
+        var out = "## Sweeps (engine-only, city workload, up to \(grouped(results.settings.sweepFixes)) fixes per point)\n\n"
         if results.regionSweep.isEmpty && results.deviceSweep.isEmpty { return out + "Not run (--no-sweeps).\n" }
         out += "![fixes/s vs regions](regions.svg)\n\n"
-        out += "| Regions | Fixes/s (fast) | Fixes/s (plain) | Fast ÷ plain | Index build | Bytes per region |\n|---|---|---|---|---|---|\n"
+        out += "| Regions | Fixes | Fixes/s (fast) | Fixes/s (plain) | Fast ÷ plain | Index build | Bytes per region |\n|---|---|---|---|---|---|---|\n"
         for p in results.regionSweep {
-            out += "| \(grouped(p.size)) | \(rate(p.fixesPerSecond)) | \(rate(p.plainFixesPerSecond)) | "
+            out += "| \(grouped(p.size)) | \(grouped(p.fixes)) | \(rate(p.fixesPerSecond)) | \(rate(p.plainFixesPerSecond)) | "
                 + "\(ratio(p.fixesPerSecond, p.plainFixesPerSecond)) | \(p.indexBuildSeconds.map(seconds) ?? "") | "
                 + String(format: "%.0f B", p.bytesPerItem) + " |\n"
         }
