@@ -36,13 +36,7 @@ public struct ScenarioFiles: Sendable {
         if count >= readingCount { return readingsPath }
         let path = "\(directory)/readings-first\(count).ndjson"
         if FileManager.default.fileExists(atPath: path) { return path }
-        let data = try Data(contentsOf: URL(fileURLWithPath: readingsPath))
-        var lines = 0
-        let end = data.firstIndex { byte in
-            if byte == UInt8(ascii: "\n") { lines += 1 }
-            return lines == count
-        }.map { $0 + 1 } ?? data.endIndex
-        try data[data.startIndex..<end].write(to: URL(fileURLWithPath: path + ".tmp"))
+        try FileChunks.copyLines(count, from: readingsPath, to: path + ".tmp")
         try FileManager.default.moveItem(atPath: path + ".tmp", toPath: path)
         return path
     }

@@ -88,8 +88,7 @@ final class Bench {
         for mode in EngineMode.allCases {
             replays.append(try replay(files, mode: mode))
         }
-        let identical = try Data(contentsOf: URL(fileURLWithPath: eventsPath(files, .exactFast)))
-            == Data(contentsOf: URL(fileURLWithPath: eventsPath(files, .exactPlain)))
+        let identical = try FileChunks.identical(eventsPath(files, .exactFast), eventsPath(files, .exactPlain))
         if !identical { log("\(s.kind.rawValue): fast-path events differ from the plain path's in exact mode") }
 
         // Memory: resident set before and after the regions and the index, then before and after
@@ -147,7 +146,7 @@ final class Bench {
             }
             return run
         }
-        let events = try lineCount(out)
+        let events = try FileChunks.lineCount(out)
         log("  replay \(mode.rawValue): \(Int(Double(files.readingCount) / run.seconds)) fixes/s, \(events) events")
         return Results.Replay(mode: mode.rawValue, fixes: files.readingCount, seconds: run.seconds,
                               fixesPerSecond: Double(files.readingCount) / run.seconds,
@@ -234,8 +233,3 @@ func timed(_ body: () -> Void) -> Double {
 }
 
 func readText(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
-
-func lineCount(_ path: String) throws -> Int {
-    let data = try Data(contentsOf: URL(fileURLWithPath: path))
-    return data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
-}
