@@ -7,6 +7,8 @@ let package = Package(
     name: "Geotrigger",
     products: [
         .library(name: "Geotrigger", targets: ["Geotrigger"]),
+        // For bench/ (its own package, so the main build never pulls in benchmark dependencies).
+        .library(name: "GeotriggerScenarios", targets: ["GeotriggerScenarios"]),
         .executable(name: "geotrigger", targets: ["GeotriggerCLI"]),
     ],
     dependencies: [

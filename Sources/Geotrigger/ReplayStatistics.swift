@@ -72,7 +72,7 @@ public struct ReplayStatistics: Sendable {
 }
 
 /// 1234567 → "1,234,567".
-func grouped(_ n: Int) -> String {
+public func grouped(_ n: Int) -> String {
     let digits = String(n.magnitude)
     var out = ""
     for (i, c) in digits.enumerated() {

@@ -1,0 +1,35 @@
+import Geotrigger
+
+/// The engine settings the benchmark compares, each with the `geotrigger replay` flags that select it.
+public enum EngineMode: String, CaseIterable, Codable, Sendable {
+    /// Defaults: automatic hysteresis, accuracy limit 200 m, fast path (safe distance 100 m).
+    case fast
+    /// The plain GEOS-tree path: every fix queries the index (`--safe-distance 0`).
+    case plain
+    /// Exact mode on the fast path: events are exactly the geodesic boundary crossings.
+    case exactFast
+    /// Exact mode on the plain path; its events must be byte-identical to `exactFast`'s.
+    case exactPlain
+
+    public var replayFlags: [String] {
+        switch self {
+        case .fast: return []
+        case .plain: return ["--safe-distance", "0"]
+        case .exactFast: return ["--hysteresis", "0", "--max-accuracy", "0"]
+        case .exactPlain: return ["--hysteresis", "0", "--max-accuracy", "0", "--safe-distance", "0"]
+        }
+    }
+
+    public var hysteresis: Hysteresis { self == .exactFast || self == .exactPlain ? .metres(0) : .automatic }
+
+    public var options: MonitorOptions {
+        let exact = self == .exactFast || self == .exactPlain
+        let plain = self == .plain || self == .exactPlain
+        return MonitorOptions(maxAccuracy: exact ? 0 : 200, safeDistance: plain ? nil : 100)
+    }
+
+    /// An engine over `regions` with this mode's settings.
+    public func engine(regions: [Region]) throws -> Engine {
+        try Engine(index: RegionIndex(regions: regions, hysteresis: hysteresis), options: options)
+    }
+}

@@ -1,0 +1,47 @@
+import ArgumentParser
+
+@main
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "geotrigger-bench",
+        abstract: "SPEC §6 benchmarks: the engine against the plain GEOS-tree path, a brute-force scan and the Python peer.",
+        discussion: """
+            Scenarios are generated from a seed and cached under bench/.data. Results go to \
+            bench/results: RESULTS.md, results.json, regions.svg and devices.svg. bench/run builds \
+            everything in release first and is the usual way in.
+            """,
+        subcommands: [AllCommand.self, SmokeCommand.self]
+    )
+}
+
+struct AllCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "all", abstract: "Run every measurement at SPEC §6's sizes (times --scale) and write the results.")
+
+    @OptionGroup var options: BenchOptions
+
+    func run() throws {
+        try Bench(options: options).runAll()
+    }
+}
+
+struct SmokeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "smoke",
+        abstract: "A tiny run of every measurement, for the test suite (seconds; the figures mean nothing).")
+
+    @OptionGroup var options: BenchOptions
+
+    func run() throws {
+        var options = options
+        options.scale = 0.0005
+        options.maxRegions = min(options.maxRegions, 1_000)
+        options.maxDevices = min(options.maxDevices, 100)
+        options.fixes = min(options.fixes ?? 5_000, 5_000)
+        options.sweepFixes = 2_000
+        options.bruteLimit = 200
+        options.peerLimit = 2_000
+        options.repeat = 1
+        try Bench(options: options).runAll()
+    }
+}

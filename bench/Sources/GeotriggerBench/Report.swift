@@ -1,0 +1,151 @@
+import Foundation
+import Geotrigger
+
+/// RESULTS.md: every figure of a run, its baselines as ratios, and SPEC §6's targets beside them.
+struct Report {
+    let results: Results
+
+    func markdown() -> String {
+        let m = results.machine, s = results.settings
+        var out = """
+            # Geotrigger benchmark results
+
+            Written by `bench/run` (`geotrigger-bench all`); see bench/README.md for what each figure means.
+
+            | | |
+            |---|---|
+            | Machine | \(m.cpu), \(m.cores) cores\(m.pinned ? "; `geotrigger replay` and the peer pinned to one core (`taskset -c 0`)" : "") |
+            | Date | \(m.date) |
+            | Swift | \(m.swift) |
+            | Seed | \(s.seed) |
+            | Sizes | \(s.scale == 1 ? "SPEC §6's" : "SPEC §6's × \(s.scale)") (see each scenario); sweeps \(grouped(s.sweepFixes)) fixes per point |
+            | Repeats | best of \(s.repeats) |
+
+
+            """
+        out += scenarioTable()
+        out += targets()
+        out += sweeps()
+        return out
+    }
+
+    // MARK: Scenarios
+
+    func scenarioTable() -> String {
+        let sc = results.scenarios
+        guard !sc.isEmpty else { return "No scenarios were run.\n\n" }
+        var rows: [(String, (Results.Scenario) -> String)] = [
+            ("Regions", { grouped($0.regions) }),
+            ("Devices", { grouped($0.devices) }),
+            ("Readings (fixes or sightings)", { grouped($0.fixes) }),
+            ("**End-to-end fixes/s** (`geotrigger replay`, NDJSON in, events to a file, incl. start-up and index build)",
+             { "**\(rate($0.replay("fast")?.fixesPerSecond))**" }),
+            ("Plain GEOS-tree path end-to-end (`--safe-distance 0`) — fast ÷ plain",
+             { "\(rate($0.replay("plain")?.fixesPerSecond)) — \(ratio($0.replay("fast")?.fixesPerSecond, $0.replay("plain")?.fixesPerSecond))" }),
+            ("Exact mode end-to-end, fast / plain path",
+             { "\(rate($0.replay("exactFast")?.fixesPerSecond)) / \(rate($0.replay("exactPlain")?.fixesPerSecond))" }),
+            ("Engine-only fixes/s (library, readings preloaded)", { rate($0.engineFixesPerSecond) }),
+            ("Engine-only plain path — fast ÷ plain",
+             { "\(rate($0.enginePlainFixesPerSecond)) — \(ratio($0.engineFixesPerSecond, $0.enginePlainFixesPerSecond))" }),
+            ("Index build (this scenario's regions)", { seconds($0.indexBuildSeconds) }),
+            ("Latency per reading p50 / p99 / p99.9 (engine-only)",
+             { "\(micro($0.latencyNanoseconds.p50)) / \(micro($0.latencyNanoseconds.p99)) / \(micro($0.latencyNanoseconds.p999))" }),
+            ("Peak resident memory (`geotrigger replay`, fast path)", { bytes($0.replay("fast")?.peakResidentBytes) }),
+            ("Bytes per region (RSS difference: regions + index)", { String(format: "%.0f B", $0.bytesPerRegion) }),
+            ("Bytes per active device (RSS difference over the replay)", { String(format: "%.0f B", $0.bytesPerActiveDevice) }),
+            ("Allocations per reading (steady state, malloc interposer)",
+             { $0.allocationsPerReading.map { String(format: "%.3f", $0) } ?? "not measured" }),
+            ("Brute-force scan fixes/s — engine speed-up (exact mode, in-process)",
+             { $0.brute.map { "\(rate($0.fixesPerSecond)) — \(String(format: "%.0f×", $0.speedup)) (\($0.note.split(separator: ";")[0]))" } ?? "n/a (beacon regions have no geometry)" }),
+            ("Python peer fixes/s — `geotrigger replay` ÷ peer",
+             { $0.peer.map { "\(rate($0.fixesPerSecond)) — \(String(format: "%.1f×", $0.speedup)) (\($0.note.split(separator: ";")[0]))" } ?? ($0.peerNote ?? "not run") }),
+            ("Exact mode: fast-path events byte-identical to the plain path's",
+             { "\($0.exactEventsIdentical ? "yes" : "**NO**") (\(grouped($0.exactEvents)) events)" }),
+            ("Brute-force scan's enter/exit events agree with the engine's (same fixes)",
+             { $0.bruteEventsAgree.map { $0 ? "yes" : "**NO**" } ?? "n/a" }),
+        ]
+        if sc.allSatisfy({ $0.brute == nil }) { rows.removeAll { $0.0.hasPrefix("Brute-force scan's") } }
+        var out = "## Scenarios\n\n| | " + sc.map(\.kind).joined(separator: " | ") + " |\n|---|"
+            + String(repeating: "---|", count: sc.count) + "\n"
+        for (name, value) in rows {
+            out += "| \(name) | " + sc.map(value).joined(separator: " | ") + " |\n"
+        }
+        out += """
+
+            The brute-force scan tests every circle at every fix (a cheap bound, then the geodesic distance) \
+            and runs on a prefix of the fixes when the scenario is large (the cell says which); its speed-up \
+            compares it with the engine in exact mode on the same fixes. The Python peer runs on the first \
+            \(grouped(results.settings.peerLimit)) readings at most and is compared with end-to-end \
+            `geotrigger replay`. Latency includes one clock read (about 20 ns).
+
+
+            """
+        return out
+    }
+
+    // MARK: Targets
+
+    func targets() -> String {
+        let city = results.scenarios.first { $0.kind == "city" }
+        let oneMillion = results.regionSweep.first { $0.size == 1_000_000 }
+        let largestRegions = results.regionSweep.last
+        let largestDevices = results.deviceSweep.last
+        var rows: [(String, String, Bool?)] = []
+        let cityRate = city?.replay("fast")?.fixesPerSecond
+        rows.append(("≥ 3 million fixes/s per core end-to-end on city", cityRate.map { rate($0) } ?? "city not run",
+                     cityRate.map { $0 >= 3_000_000 }))
+        for s in results.scenarios {
+            rows.append(("≥ 40× the Python peer (\(s.kind))", s.peer.map { String(format: "%.1f×", $0.speedup) } ?? (s.peerNote ?? "not run"),
+                         s.peer.map { $0.speedup >= 40 }))
+        }
+        rows.append(("Index build for 1 million regions < 2 s",
+                     oneMillion?.indexBuildSeconds.map(seconds) ?? "1M not in this run's sweep",
+                     oneMillion?.indexBuildSeconds.map { $0 < 2 }))
+        let perRegion = largestRegions.map { ($0.bytesPerItem, "\(grouped($0.size)) circles") }
+            ?? city.map { ($0.bytesPerRegion, "city") }
+        rows.append(("≤ 256 bytes per region", perRegion.map { String(format: "%.0f B (%@)", $0.0, $0.1) } ?? "not measured",
+                     perRegion.map { $0.0 <= 256 }))
+        let perDevice = largestDevices.map { ($0.bytesPerItem, "\(grouped($0.size)) devices") }
+            ?? city.map { ($0.bytesPerActiveDevice, "city") }
+        rows.append(("≤ 512 bytes per active device", perDevice.map { String(format: "%.0f B (%@)", $0.0, $0.1) } ?? "not measured",
+                     perDevice.map { $0.0 <= 512 }))
+        var out = "## SPEC §6 targets\n\n| Target | Measured | |\n|---|---|---|\n"
+        for (target, measured, met) in rows {
+            out += "| \(target) | \(measured) | \(met.map { $0 ? "met" : "**not met**" } ?? "—") |\n"
+        }
+        if results.settings.scale < 1 {
+            out += "\nThis run used reduced sizes (--scale \(results.settings.scale)): the figures do not judge the targets.\n"
+        }
+        return out + "\n"
+    }
+
+    // MARK: Sweeps
+
+    func sweeps() -> String {
+        var out = "## Sweeps (engine-only, city workload, up to \(grouped(results.settings.sweepFixes)) fixes per point)\n\n"
+        if results.regionSweep.isEmpty && results.deviceSweep.isEmpty { return out + "Not run (--no-sweeps).\n" }
+        out += "![fixes/s vs regions](regions.svg)\n\n"
+        out += "| Regions | Fixes | Fixes/s (fast) | Fixes/s (plain) | Fast ÷ plain | Index build | Bytes per region |\n|---|---|---|---|---|---|---|\n"
+        for p in results.regionSweep {
+            out += "| \(grouped(p.size)) | \(grouped(p.fixes)) | \(rate(p.fixesPerSecond)) | \(rate(p.plainFixesPerSecond)) | "
+                + "\(ratio(p.fixesPerSecond, p.plainFixesPerSecond)) | \(p.indexBuildSeconds.map(seconds) ?? "") | "
+                + String(format: "%.0f B", p.bytesPerItem) + " |\n"
+        }
+        out += "\n![fixes/s vs devices](devices.svg)\n\n"
+        out += "| Devices | Fixes/s (fast) | Fixes/s (plain) | Fast ÷ plain | Bytes per active device |\n|---|---|---|---|---|\n"
+        for p in results.deviceSweep {
+            out += "| \(grouped(p.size)) | \(rate(p.fixesPerSecond)) | \(rate(p.plainFixesPerSecond)) | "
+                + "\(ratio(p.fixesPerSecond, p.plainFixesPerSecond)) | " + String(format: "%.0f B", p.bytesPerItem) + " |\n"
+        }
+        return out
+    }
+}
+
+func rate(_ v: Double?) -> String { v.map { $0.isFinite ? grouped(Int($0.rounded())) : "∞" } ?? "—" }
+func ratio(_ a: Double?, _ b: Double?) -> String {
+    guard let a, let b, b > 0 else { return "—" }
+    return String(format: "%.2f×", a / b)
+}
+func seconds(_ s: Double) -> String { s < 1 ? String(format: "%.1f ms", s * 1000) : String(format: "%.2f s", s) }
+func micro(_ ns: Double) -> String { ns < 1000 ? String(format: "%.0f ns", ns) : String(format: "%.1f µs", ns / 1000) }
+func bytes(_ b: Int?) -> String { b.map { String(format: "%.1f MiB", Double($0) / 1_048_576) } ?? "—" }
