@@ -119,13 +119,13 @@ final class ReplayJob {
     private var localOf: [Int32] = []
     private var globalOf: [Int32] = []
 
-    /// Builds the index and engine; call on the job's own thread.
-    init(job: Int, setup: JobSetup) {
+    /// Builds the index (unless handed one) and the engine; call on the job's own thread.
+    init(job: Int, setup: JobSetup, index: RegionIndex? = nil) {
         self.job = job
         do {
             // The run built the same index from the same regions and requests before starting the
             // jobs, so neither can fail here except by a bug.
-            let index = try RegionIndex(regions: setup.regions, hysteresis: setup.hysteresis)
+            let index = try index ?? RegionIndex(regions: setup.regions, hysteresis: setup.hysteresis)
             engine = try Engine(index: index, options: setup.monitor, beaconOptions: setup.beacons, requests: setup.requests)
         } catch {
             preconditionFailure("replay job \(job): \(error)")

@@ -22,10 +22,15 @@ extension Replay {
         let setup = JobSetup(regions: index.regions, hysteresis: config.hysteresis, monitor: config.monitor,
                              beacons: config.beacons, requests: requests, echoProperties: config.echoProperties,
                              writeState: config.statePath != nil)
+        let matcher = BeaconMatcher(regions: index.regions)
         let inputs = (0..<jobs).map { _ in JobQueue<JobBatch>(capacity: 4) }
         let results = JobQueue<JobResult>()
+        // From here on only job 0 touches `index`.
+        let handoff = IndexHandoff(index: index)
         let threads = (0..<jobs).map { j in
-            JobThread { [inputs] in ReplayJob(job: j, setup: setup).run(input: inputs[j], output: results) }
+            JobThread { [inputs] in
+                ReplayJob(job: j, setup: setup, index: j == 0 ? handoff.index : nil).run(input: inputs[j], output: results)
+            }
         }
         let merge = JobMerge(jobs: jobs, strict: config.strict)
         var sentLast = false
@@ -46,7 +51,6 @@ extension Replay {
         let flushEvery = 8192 * jobs
         var snapshots: [Int: ReplayStatistics] = [:]
         var reported = 0
-        let matcher = BeaconMatcher(regions: index.regions)
         let maxAccuracy = config.monitor.maxAccuracy
         let progress = config.progress && totalBytes > 0 ? ProgressBar(totalBytes: totalBytes, write: diagnostics) : nil
         var sinceProgress = 0
@@ -174,6 +178,14 @@ extension Replay {
         }
         return h
     }
+}
+
+/// The index the run built to check the regions, handed to job 0 so that it need not build its
+/// own. `@unchecked Sendable`: after the hand-off only that job's thread uses the index and its
+/// GEOS context (still one context per thread, never two at once), and the run releases its
+/// reference only after joining the threads.
+struct IndexHandoff: @unchecked Sendable {
+    let index: RegionIndex
 }
 
 /// The merge side of `replay --jobs`: the jobs' results back into the single-threaded order.
