@@ -144,8 +144,8 @@ extension Replay {
             clock = max(clock, until)
         }
         for j in 0..<jobs { batches[j].last = true }
+        sentLast = true  // `flush` pushes them before anything in it can throw
         try flush()
-        sentLast = true
         while merge.running > 0 {
             try merge.drain([results.pop()], into: output, replay: self, rejects: rejects, reported: &reported)
         }
