@@ -91,7 +91,7 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("At the end, write JSON with each device's region states.", valueName: "file"))
     var stateOut: String?
 
-    @Option(help: ArgumentHelp("Spread devices over N threads (by a hash of the device id), each with its own region index and engine. Events, rejected-record reports, --state-out and the summary counts are byte for byte those of --jobs 1: timers still fire in stream-clock order across devices. The thread that reads and merges is extra; N = the number of free cores is a good start.", valueName: "N"))
+    @Option(help: ArgumentHelp("Spread devices over N threads (by a hash of the device id), each with its own region index and engine. Events, rejected-record reports, --state-out and the summary counts are byte for byte those of --jobs 1: timers still fire in stream-clock order across devices. Besides the N jobs, one thread reads, routes and merges; each job builds its own copy of the index (memory and start-up time grow with N).", valueName: "N"))
     var jobs: Int = 1
 
     @Flag(help: "Echo each region's properties in its events.")
