@@ -278,8 +278,9 @@ final class JobMerge {
 
     /// The job's next record, dropping results written completely.
     private func head(_ j: Int) -> JobTag? {
-        while let first = pending[j].first {
-            if tagIndex[j] < first.tags.count { return first.tags[tagIndex[j]] }
+        // Subscripts, not `first`: a copy of the result would retain its four arrays per look.
+        while !pending[j].isEmpty {
+            if tagIndex[j] < pending[j][0].tags.count { return pending[j][0].tags[tagIndex[j]] }
             pending[j].removeFirst()
             tagIndex[j] = 0
         }
