@@ -76,15 +76,14 @@ extension Replay {
         }
 
         readLoop: while true {
-            let step = merged.next().step
-            if case .end = step { break }
-            seq += 1
-            switch step {
+            switch merged.next().step {
             case .end:
                 break readLoop
             case .rejected(let reason):
+                seq += 1
                 if !reject(reason, source: merged.currentSource, line: merged.rejectedLine) { break readLoop }
             case .reading:
+                seq += 1
                 let r = merged.current
                 let (g, isNew) = devices.intern(r.device)
                 if isNew {
