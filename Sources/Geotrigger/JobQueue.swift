@@ -79,7 +79,8 @@ final class JobQueue<Item: Sendable>: @unchecked Sendable {
 /// A thread running `body`, joined by `join()`.
 ///
 /// `@unchecked Sendable`: `thread` is written once, by `init`, before any other thread can see
-/// the object, and only read afterwards.
+/// the object; `join` (which reads it and sets `joined`) is called only by the thread that
+/// created it.
 final class JobThread: @unchecked Sendable {
     #if canImport(Darwin)
     private var thread: pthread_t?
