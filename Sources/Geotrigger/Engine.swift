@@ -40,6 +40,22 @@ public final class Engine {
     private let relay = Relay()
     private let beaconRelay = BeaconRelay()
 
+    /// Where in the clock order the engine is, for an output that interleaves several engines
+    /// (`replay --jobs`): what is being emitted and, for a timer, which one.
+    public enum Phase: UInt8, Sendable {
+        /// Timers due before the reading being applied.
+        case timersBefore
+        /// The reading itself (and anything outside a reading).
+        case reading
+        /// Timers due at or before the clock after the reading.
+        case timersAfter
+    }
+    public private(set) var phase = Phase.reading
+    /// The timer firing now: its due time and queue (0 dwell, 1 beacon, 2 notification), the order
+    /// `nextTimer` takes them in.
+    public private(set) var firingDue = 0.0
+    public private(set) var firingQueue: UInt8 = 0
+
     public convenience init(regions: [Region], hysteresis: Hysteresis = .automatic, options: MonitorOptions = MonitorOptions(),
                             beaconOptions: BeaconOptions = BeaconOptions(), requests: [NotificationRequest] = []) throws {
         try self.init(index: RegionIndex(regions: regions, hysteresis: hysteresis), options: options,
@@ -60,6 +76,7 @@ public final class Engine {
         monitor.sink = relay
         beaconRelay.engine = self
         beacons.sink = beaconRelay
+        beacons.devices = monitor.devices
         scheduler.onDeliver = { [unowned self] d in
             output?.delivery(d)
             onDeliver?(d)
@@ -102,23 +119,38 @@ public final class Engine {
     /// adds its requests, the reading is applied, then timers due at its time fire.
     @inline(__always)
     private func reading<R>(device: Int32, t: Double, _ apply: () -> R) -> R {
+        phase = .timersBefore
         fireTimers(before: t)
+        phase = .reading
         scheduler.deviceSeen(device, at: t)
         let result = apply()
+        phase = .timersAfter
         advance(to: monitor.clock)
+        phase = .reading
         return result
+    }
+
+    /// What a reading of another engine's device at `t` does to this engine's clock: timers due
+    /// before `t` fire, then the clock moves to `t` and timers due at it fire (`replay --jobs`
+    /// sends this to every job but the reading's own when a reading moves the clock forward).
+    public func tick(to t: Double) {
+        phase = .timersBefore
+        fireTimers(before: t)
+        phase = .timersAfter
+        advance(to: t)
+        phase = .reading
     }
 
     // MARK: Clock
 
     /// Fires every timer (dwell and notification) due strictly before `t`, earliest first.
     public func fireTimers(before t: Double) {
-        while let (due, queue) = nextTimer(), due < t { fireNext(queue) }
+        while let (due, queue) = nextTimer(), due < t { fireNext(queue, due: due) }
     }
 
     /// Moves the clock to `t` (never back) and fires every timer due by then, earliest first.
     public func advance(to t: Double) {
-        while let (due, queue) = nextTimer(), due <= t { fireNext(queue) }
+        while let (due, queue) = nextTimer(), due <= t { fireNext(queue, due: due) }
         monitor.advance(to: t)
     }
 
@@ -136,7 +168,9 @@ public final class Engine {
         return best
     }
 
-    private func fireNext(_ queue: Int) {
+    private func fireNext(_ queue: Int, due: Double) {
+        firingDue = due
+        firingQueue = UInt8(queue)
         switch queue {
         case 0: monitor.fireNextTimer()
         case 1: beacons.fireNextTimer()

@@ -49,6 +49,23 @@ public final class OutputFile {
         flushThreshold = 0
     }
 
+    /// A buffer that is never written anywhere: a replay job formats its events into one and hands
+    /// the bytes over with `takeBytes`.
+    public init(memory: Void) {
+        fd = -1
+        owns = false
+        path = "memory"
+        flushThreshold = .max
+    }
+
+    /// The bytes appended since the last call; the buffer starts again empty.
+    public func takeBytes() -> [UInt8] {
+        var taken: [UInt8] = []
+        taken.reserveCapacity(buffer.capacity)
+        swap(&taken, &buffer)
+        return taken
+    }
+
     deinit {
         try? flush()
         if owns { close(fd) }
@@ -78,6 +95,7 @@ public final class OutputFile {
     }
 
     public func flush() throws {
+        guard fd >= 0 else { return }
         var failure: String?
         buffer.withUnsafeBytes { raw in
             var offset = 0

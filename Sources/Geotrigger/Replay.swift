@@ -33,6 +33,9 @@ public struct ReplayConfiguration: Sendable {
     public var progress = false
     /// How many rejected records are reported one by one on stderr.
     public var reportedRejectLimit = 20
+    /// `--jobs`: threads the devices are spread over (by a hash of the device id). The output is
+    /// byte for byte the one thread's.
+    public var jobs = 1
 
     public init(regionsPath: String) { self.regionsPath = regionsPath }
 }
@@ -78,7 +81,7 @@ public enum ReplayError: Error, CustomStringConvertible {
 /// the event writer formats them. Timers fire from the stream clock before each reading.
 public final class Replay {
     public let configuration: ReplayConfiguration
-    public private(set) var statistics = ReplayStatistics()
+    public internal(set) var statistics = ReplayStatistics()
     /// Written to stderr: reject reports, progress and the summary.
     let diagnostics: (String) -> Void
 
@@ -150,6 +153,15 @@ public final class Replay {
             throw ReplayError.io(error.description)
         }
 
+        if config.jobs > 1 {
+            let merged = MergedReadings(decoders)
+            try runJobs(index: index, requests: requests, readings: merged, output: output, rejects: rejects,
+                        totalBytes: totalBytes)
+            statistics.gpxPointsWithoutTime = decoders.reduce(0) { $0 + (($1 as? GPXDecoder)?.untimedPoints ?? 0) }
+            statistics.elapsed = monotonicSeconds() - start
+            return statistics
+        }
+
         // Requests were checked against the regions already, so this cannot refuse them.
         let engine = try Engine(index: index, options: config.monitor, beaconOptions: config.beacons, requests: requests)
         let monitor = engine.monitor
@@ -216,12 +228,22 @@ public final class Replay {
 
         if let until = config.until { engine.advance(to: until) }
         if let failure = writer.failure { throw ReplayError.io(failure.description) }
+        try finish(output: output, rejects: rejects, reported: reported, counts: writer.counts,
+                   deliveryCounts: writer.deliveryCounts) { StateWriter.write(engine: engine, to: $0) }
+        statistics.elapsed = monotonicSeconds() - start
+        return statistics
+    }
+
+    /// The end of a run: flushes the events and `--rejects`, writes `--state-out` with `writeState`,
+    /// and completes the summary.
+    func finish(output: OutputFile, rejects: OutputFile?, reported: Int, counts: [Int], deliveryCounts: [Int],
+                writeState: (OutputFile) -> Void) throws {
         do {
             try output.flush()
             try rejects?.flush()
-            if let statePath = config.statePath {
+            if let statePath = configuration.statePath {
                 let state = try OutputFile(path: statePath)
-                StateWriter.write(engine: engine, to: state)
+                writeState(state)
                 try state.flush()
             }
         } catch let error as IOFailure {
@@ -230,20 +252,28 @@ public final class Replay {
         if reported < statistics.rejectedTotal {
             diagnostics("geotrigger: \(grouped(statistics.rejectedTotal - reported)) more rejected records not shown\n")
         }
-        statistics.events = writer.counts
-        statistics.deliveries = writer.deliveryCounts
-        statistics.elapsed = monotonicSeconds() - start
-        return statistics
+        statistics.events = counts
+        statistics.deliveries = deliveryCounts
     }
 
     private func reject(_ reason: RejectReason, detail: String? = nil, source: any ReadingDecoder,
                         line: UnsafeRawBufferPointer, rejects: OutputFile?, reported: inout Int) throws {
         statistics.reject(reason)
         let place = "\(source.sourceName):\(source.lineNumber)"
-        let message = detail.map { "\(reason.message): \($0)" } ?? reason.message
         if configuration.strict {
-            throw ReplayError.strictRejection("\(place): \(message)")
+            throw ReplayError.strictRejection("\(place): \(Self.message(reason, detail))")
         }
+        try report(reason, detail: detail, place: place, line: line, rejects: rejects, reported: &reported)
+    }
+
+    static func message(_ reason: RejectReason, _ detail: String?) -> String {
+        detail.map { "\(reason.message): \($0)" } ?? reason.message
+    }
+
+    /// Reports a rejected record: on stderr (the first few) and in `--rejects`.
+    func report(_ reason: RejectReason, detail: String?, place: String, line: UnsafeRawBufferPointer,
+                rejects: OutputFile?, reported: inout Int) throws {
+        let message = Self.message(reason, detail)
         if reported < configuration.reportedRejectLimit {
             reported += 1
             diagnostics("\(place): \(message)\n")

@@ -9,63 +9,75 @@ import GeotriggerScheduling
 /// end of a replay. Devices appear in the order they were first seen.
 enum StateWriter {
     static func write(engine: Engine, to o: OutputFile) {
-        let monitor = engine.monitor, scheduler = engine.scheduler
-        let regionIDs = monitor.index.regions.map(\.id)
-        o.append("{\"clock\":")
-        if monitor.clock.isFinite { o.appendTime(monitor.clock) } else { o.append("null") }
-        o.append(",\"devices\":{")
-        for d in 0..<Int32(monitor.devices.count) {
+        let regionIDs = engine.index.regions.map(\.id)
+        writeHeader(clock: engine.monitor.clock, to: o)
+        for d in 0..<Int32(engine.monitor.devices.count) {
             if d > 0 { o.append(",") }
-            o.append("\n")
-            monitor.devices.withName(d) { o.appendJSONString($0) }
-            o.append(":{\"lastReading\":")
-            o.appendTime(monitor.lastReading(of: d))
-            o.append(",\"inside\":[")
-            var first = true
-            func separator() {
-                if !first { o.append(",") }
-                first = false
-            }
-            // A positioned beacon region's circle visit is only half its state: the beacon monitor's
-            // visit is the one to list.
-            for v in monitor.visits(of: d) where !engine.beacons.isBeaconRegion(v.region) {
-                separator()
-                o.append("{\"region\":")
-                o.appendJSONString(regionIDs[Int(v.region)])
-                o.append(",\"enteredAt\":")
-                o.appendTime(v.enteredAt)
-                o.append(v.dwelled ? ",\"dwelled\":true" : ",\"dwelled\":false")
-                if v.silent { o.append(",\"initial\":true") }
-                o.append("}")
-            }
-            for v in engine.beacons.visits(of: d) {
-                separator()
-                o.append("{\"region\":")
-                o.appendJSONString(regionIDs[Int(v.region)])
-                o.append(",\"enteredAt\":")
-                o.appendTime(v.enteredAt)
-                if let b = v.beacon {
-                    o.append(",\"beacon\":")
-                    o.appendBeacon(b)
-                }
-                o.append("}")
-            }
-            o.append("],\"pending\":[")
-            for (k, r) in scheduler.pending(device: d).enumerated() {
-                if k > 0 { o.append(",") }
-                r.json.write(into: &o.buffer)
-            }
-            o.append("],\"delivered\":[")
-            for (k, n) in scheduler.delivered(device: d).enumerated() {
-                if k > 0 { o.append(",") }
-                o.append("{\"date\":")
-                o.appendTime(n.date)
-                o.append(",\"request\":")
-                n.request.json.write(into: &o.buffer)
-                o.append("}")
-            }
-            o.append("]}")
+            writeDevice(d, engine: engine, regionIDs: regionIDs, to: o)
         }
-        o.append("\n}}\n")
+        writeFooter(to: o)
+    }
+
+    static func writeHeader(clock: Double, to o: OutputFile) {
+        o.append("{\"clock\":")
+        if clock.isFinite { o.appendTime(clock) } else { o.append("null") }
+        o.append(",\"devices\":{")
+    }
+
+    static func writeFooter(to o: OutputFile) { o.append("\n}}\n") }
+
+    /// One device's entry (without the separating comma): a replay job writes its devices' entries
+    /// and the run puts them in first-seen order.
+    static func writeDevice(_ d: Int32, engine: Engine, regionIDs: [String], to o: OutputFile) {
+        let monitor = engine.monitor, scheduler = engine.scheduler
+        o.append("\n")
+        monitor.devices.withName(d) { o.appendJSONString($0) }
+        o.append(":{\"lastReading\":")
+        o.appendTime(monitor.lastReading(of: d))
+        o.append(",\"inside\":[")
+        var first = true
+        func separator() {
+            if !first { o.append(",") }
+            first = false
+        }
+        // A positioned beacon region's circle visit is only half its state: the beacon monitor's
+        // visit is the one to list.
+        for v in monitor.visits(of: d) where !engine.beacons.isBeaconRegion(v.region) {
+            separator()
+            o.append("{\"region\":")
+            o.appendJSONString(regionIDs[Int(v.region)])
+            o.append(",\"enteredAt\":")
+            o.appendTime(v.enteredAt)
+            o.append(v.dwelled ? ",\"dwelled\":true" : ",\"dwelled\":false")
+            if v.silent { o.append(",\"initial\":true") }
+            o.append("}")
+        }
+        for v in engine.beacons.visits(of: d) {
+            separator()
+            o.append("{\"region\":")
+            o.appendJSONString(regionIDs[Int(v.region)])
+            o.append(",\"enteredAt\":")
+            o.appendTime(v.enteredAt)
+            if let b = v.beacon {
+                o.append(",\"beacon\":")
+                o.appendBeacon(b)
+            }
+            o.append("}")
+        }
+        o.append("],\"pending\":[")
+        for (k, r) in scheduler.pending(device: d).enumerated() {
+            if k > 0 { o.append(",") }
+            r.json.write(into: &o.buffer)
+        }
+        o.append("],\"delivered\":[")
+        for (k, n) in scheduler.delivered(device: d).enumerated() {
+            if k > 0 { o.append(",") }
+            o.append("{\"date\":")
+            o.appendTime(n.date)
+            o.append(",\"request\":")
+            n.request.json.write(into: &o.buffer)
+            o.append("}")
+        }
+        o.append("]}")
     }
 }

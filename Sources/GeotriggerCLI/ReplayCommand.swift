@@ -91,6 +91,9 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("At the end, write JSON with each device's region states.", valueName: "file"))
     var stateOut: String?
 
+    @Option(help: ArgumentHelp("Spread devices over N threads (by a hash of the device id), each with its own region index and engine. Events, rejected-record reports, --state-out and the summary counts are byte for byte those of --jobs 1: timers still fire in stream-clock order across devices. Besides the N jobs, one thread reads, routes and merges; each job builds its own copy of the index (memory and start-up time grow with N).", valueName: "N"))
+    var jobs: Int = 1
+
     @Flag(help: "Echo each region's properties in its events.")
     var echoProperties = false
 
@@ -107,6 +110,7 @@ struct ReplayCommand: ParsableCommand {
         if !(maxAccuracy >= 0 && maxAccuracy.isFinite) { throw ValidationError("--max-accuracy must be a finite number of metres ≥ 0") }
         if let dwell, !(dwell > 0 && dwell.isFinite) { throw ValidationError("--dwell must be a positive number of seconds") }
         if !(safeDistance >= 0 && safeDistance.isFinite) { throw ValidationError("--safe-distance must be a finite number of metres ≥ 0") }
+        if !(1...256).contains(jobs) { throw ValidationError("--jobs must be between 1 and 256") }
         if !(beaconExit > 0 && beaconExit.isFinite) { throw ValidationError("--beacon-exit must be a positive number of seconds") }
         if let until, parseTime(until) == nil {
             throw ValidationError("--until must be Unix seconds or an RFC 3339 time, not \"\(until)\"")
@@ -129,6 +133,7 @@ struct ReplayCommand: ParsableCommand {
         config.rejectsPath = rejects
         config.statePath = stateOut
         config.echoProperties = echoProperties
+        config.jobs = jobs
         let readsFiles = readings.contains { $0 != "-" }
         config.progress = progress ?? (readsFiles && isatty(STDERR_FILENO) != 0)
 

@@ -8,6 +8,8 @@ public final class DeviceTable {
     @exclusivity(unchecked) private var offsets: [Int] = []       // per device, into `arena`
     @exclusivity(unchecked) private var lengths: [Int32] = []
     @exclusivity(unchecked) private var arena: [UInt8] = []
+    /// Ranks set with `setRank`; devices beyond it rank by id.
+    @exclusivity(unchecked) private var ranks: [UInt64] = []
     private var mask: Int
 
     public init(capacity: Int = 1024) {
@@ -46,6 +48,19 @@ public final class DeviceTable {
     public func intern(_ name: String) -> Int32 {
         var name = name
         return name.withUTF8 { intern(UnsafeRawBufferPointer($0)).id }
+    }
+
+    /// Orders timers due at the same time across devices (`TimerQueue`): the device's id unless
+    /// `setRank` gave another. A replay job interns only its share of the devices and ranks each by
+    /// the id the whole run gives it, so ties fire in the same order as on one thread.
+    @inline(__always)
+    public func rank(_ id: Int32) -> UInt64 {
+        Int(id) < ranks.count ? ranks[Int(id)] : UInt64(UInt32(bitPattern: id))
+    }
+
+    public func setRank(_ id: Int32, _ rank: UInt64) {
+        while ranks.count <= Int(id) { ranks.append(UInt64(ranks.count)) }
+        ranks[Int(id)] = rank
     }
 
     /// The name's bytes; valid until the next `intern` of a new device.

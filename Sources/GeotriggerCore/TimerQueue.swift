@@ -1,6 +1,11 @@
 import HeapModule
 
-/// Timers on the stream clock: a min-heap by due time, ties in the order they were scheduled.
+/// Timers on the stream clock: a min-heap by due time, ties by the owner's rank (the device's
+/// first-seen order, see `DeviceTable.rank`), then in the order they were scheduled.
+///
+/// Ranking ties by device rather than by scheduling order makes the firing order independent of
+/// how devices are spread over threads (`replay --jobs`): each job sees only its devices'
+/// timers, yet their relative order is the one a single-threaded run gives.
 ///
 /// Cancellation is lazy: the owner checks, when a timer comes due, whether what armed it still
 /// holds (a visit, a pending request), so cancelling costs nothing.
@@ -11,14 +16,16 @@ public struct TimerQueue<Payload> {
     @usableFromInline
     struct Entry: Comparable {
         @usableFromInline var due: Double
+        @usableFromInline var rank: UInt64
         @usableFromInline var sequence: UInt64
         @usableFromInline var payload: Payload
-        @inlinable init(due: Double, sequence: UInt64, payload: Payload) {
+        @inlinable init(due: Double, rank: UInt64, sequence: UInt64, payload: Payload) {
             self.due = due
+            self.rank = rank
             self.sequence = sequence
             self.payload = payload
         }
-        @inlinable static func < (a: Entry, b: Entry) -> Bool { (a.due, a.sequence) < (b.due, b.sequence) }
+        @inlinable static func < (a: Entry, b: Entry) -> Bool { (a.due, a.rank, a.sequence) < (b.due, b.rank, b.sequence) }
         @inlinable static func == (a: Entry, b: Entry) -> Bool { a.sequence == b.sequence }
     }
 
@@ -27,10 +34,11 @@ public struct TimerQueue<Payload> {
 
     @inlinable public init() {}
 
+    /// Schedules `payload` at `due`; among timers due at the same time, lower `rank` fires first.
     @inlinable
-    public mutating func schedule(at due: Double, _ payload: Payload) {
+    public mutating func schedule(at due: Double, rank: UInt64 = 0, _ payload: Payload) {
         sequence += 1
-        heap.insert(Entry(due: due, sequence: sequence, payload: payload))
+        heap.insert(Entry(due: due, rank: rank, sequence: sequence, payload: payload))
     }
 
     /// Due time of the earliest timer (cancelled ones included).

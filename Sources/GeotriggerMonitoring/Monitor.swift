@@ -331,7 +331,7 @@ public final class Monitor {
                     scratch.append(Visit(region: r, enteredAt: t, dwelled: false, silent: silent, serial: visitSerial))
                     if silent { continue }
                     if let dwell = options.dwell {
-                        timers.schedule(at: t + dwell, Timer(device: d, region: r, serial: visitSerial))
+                        timers.schedule(at: t + dwell, rank: devices.rank(d), Timer(device: d, region: r, serial: visitSerial))
                     }
                     emit(RegionEvent(kind: .enter, t: t, device: d, region: r,
                                      distance: index.reportedDistance(Int(r), p)))

@@ -282,7 +282,7 @@ public final class Scheduler {
             due = nil
         }
         guard let due else { return }
-        timers.schedule(at: due, Timer(device: d, instance: instance))
+        timers.schedule(at: due, rank: devices.rank(d), Timer(device: d, instance: instance))
     }
 
     private func fire(_ timer: Timer, due: Double) {

@@ -29,6 +29,18 @@ struct EngineClockTests {
         #expect(log() == ["enter:home@0", "deliver:early@50", "dwell:home@60", "deliver:same@60", "deliver:late@70", "exit:home@100"])
     }
 
+    @Test("timers due at the same instant fire in device first-seen order, not in the order they were set (replay --jobs relies on it)")
+    func tiesByDevice() throws {
+        let engine = try Engine(regions: [Self.home], hysteresis: .metres(0), options: MonitorOptions(dwell: 60))
+        var log: [String] = []
+        engine.onEvent = { [unowned engine] e in log.append("\(e.kind.name):\(engine.deviceName(e.device))@\(Int(e.t))") }
+        engine.fix(device: "a", t: 0, latitude: 48.3, longitude: 16.37)   // seen first, outside
+        engine.fix(device: "b", t: 10, latitude: 48.2, longitude: 16.37)  // b's dwell (due 70) is set first
+        engine.fix(device: "a", t: 10, latitude: 48.2, longitude: 16.37)  // a's dwell, also due 70
+        engine.advance(to: 100)
+        #expect(log == ["enter:b@10", "enter:a@10", "dwell:a@70", "dwell:b@70"])
+    }
+
     @Test("an every-device location request is in place for the device's first fix")
     func firstFixFiresLocationTrigger() throws {
         let request = try NotificationRequest(json: JSONValue.parse(#"{"id":"hi","trigger":{"type":"location","region":"home"}}"#))

@@ -113,6 +113,9 @@ public final class BeaconMonitor {
     private var zoneSlots: [UInt64: Int32] = [:]
     private var zoneKeys: [(device: Int32, region: Int32)] = []
     private var timers = TimerQueue<SilenceTimer>()
+    /// Ranks devices for timers due at the same time (`DeviceTable.rank`); the engine shares its
+    /// table. Without one a device ranks by its id.
+    public var devices: DeviceTable?
     private let positionedCount: Int
 
     public init(regions: [Region], options: BeaconOptions = BeaconOptions()) {
@@ -281,7 +284,7 @@ public final class BeaconMonitor {
             zones[zi].enteredAt = stamp
             zones[zi].dwelled = false
             if let dwell = options.dwell {
-                timers.schedule(at: stamp + dwell, SilenceTimer(device: d, zone: z, dwellFor: stamp))
+                timers.schedule(at: stamp + dwell, rank: rank(d), SilenceTimer(device: d, zone: z, dwellFor: stamp))
             }
             sink?.handle(RegionEvent(kind: .enter, t: stamp, device: d, region: r, distance: distance, enteredAt: .nan,
                                      beacon: beacon, proximity: hasBeacon ? Proximity.classify(distance: distance).name : nil,
@@ -313,9 +316,11 @@ public final class BeaconMonitor {
         }
     }
 
+    private func rank(_ d: Int32) -> UInt64 { devices?.rank(d) ?? UInt64(UInt32(bitPattern: d)) }
+
     private func arm(zone z: Int32, device d: Int32, at due: Double) {
         zones[Int(z)].timerArmed = true
-        timers.schedule(at: due, SilenceTimer(device: d, zone: z))
+        timers.schedule(at: due, rank: rank(d), SilenceTimer(device: d, zone: z))
     }
 
     /// Fuses the device's recent sightings of positioned beacons into a position and decides

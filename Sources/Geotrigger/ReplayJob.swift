@@ -1,0 +1,225 @@
+import GeotriggerCore
+import GeotriggerGeometry
+import GeotriggerMonitoring
+import GeotriggerReadings
+import GeotriggerScheduling
+
+/// A record routed to a replay job, or a clock tick: another job's reading moved the stream clock.
+struct JobItem {
+    enum Kind: UInt8 {
+        case fix, sighting, control, tick
+    }
+
+    var kind: Kind
+    /// The device's id in the whole run (its first-seen order).
+    var device: Int32 = 0
+    /// The record's sequence number in the merged input.
+    var seq: Int
+    var t: Double
+    /// Fix: latitude, longitude, accuracy. Sighting: RSSI, tx.
+    var a = 0.0, b = 0.0, c = 0.0
+    var beacon = BeaconID()
+    /// Control record: its index in the batch's `controls`.
+    var control: Int32 = -1
+}
+
+/// A control record's bytes, copied (the decoder's buffer moves on; control records are rare).
+struct JobControl {
+    var op: ControlOp
+    var line: [UInt8]
+    var place: String
+}
+
+/// What the reader hands a job at once.
+struct JobBatch {
+    var items: [JobItem] = []
+    /// Devices this job sees for the first time: global id and name.
+    var names: [(device: Int32, name: [UInt8])] = []
+    var controls: [JobControl] = []
+    /// Every record up to this sequence number has been routed.
+    var through = 0
+    /// No batch follows.
+    var last = false
+}
+
+/// Orders one emitted record in the single-threaded output: the input record it belongs to, the
+/// engine phase (timers before it, the record itself, timers after it) and, for a timer, its due
+/// time, queue and device rank — the order `Engine.nextTimer` and `TimerQueue` fire in.
+struct JobTag {
+    var seq: Int
+    var phase: UInt8
+    var queue: UInt8
+    var due: Double
+    var rank: UInt64
+    /// End of the record in the result's bytes (it starts where the previous one ends).
+    var end: Int
+
+    func precedes(_ o: JobTag) -> Bool {
+        (seq, phase, due, queue, rank) < (o.seq, o.phase, o.due, o.queue, o.rank)
+    }
+}
+
+/// A rejected record, reported by the merge in input order.
+struct PendingRejection {
+    var seq: Int
+    var reason: RejectReason
+    var detail: String?
+    var place: String
+    var line: [UInt8]
+    /// Found by a job (a control record its scheduler refused): the reader counted it as applied.
+    var byJob: Bool
+}
+
+/// What a job hands back per batch: its events formatted and tagged.
+struct JobResult {
+    var job: Int
+    var bytes: [UInt8]
+    var tags: [JobTag]
+    var rejections: [PendingRejection]
+    var through: Int
+    var last: Bool
+    /// With the last result: event and delivery counts, and `--state-out` entries by global id.
+    var counts: [Int] = []
+    var deliveryCounts: [Int] = []
+    var states: [(device: Int32, bytes: [UInt8])] = []
+}
+
+/// What every job builds its engine from.
+struct JobSetup {
+    var regions: [Region]
+    var hysteresis: Hysteresis
+    var monitor: MonitorOptions
+    var beacons: BeaconOptions
+    var requests: [NotificationRequest]
+    var echoProperties: Bool
+    var writeState: Bool
+}
+
+// The records cross threads by value, whole: the reader builds a batch and never touches it again.
+extension JobItem: Sendable {}
+extension JobControl: Sendable {}
+extension JobBatch: Sendable {}
+extension JobTag: Sendable {}
+extension PendingRejection: Sendable {}
+extension JobResult: Sendable {}
+extension JobSetup: Sendable {}
+
+/// One `replay --jobs` worker: its own region index (its own GEOS context, built and used on this
+/// thread only), engine and event formatting, for the devices hashed to it.
+final class ReplayJob {
+    let job: Int
+    let engine: Engine
+    let memory = OutputFile(memory: ())
+    let writer: EventWriter
+    let writeState: Bool
+    private var seq = 0
+    private var tags: [JobTag] = []
+    private var rejections: [PendingRejection] = []
+    /// Global device id → this engine's id (-1: not this job's), and back.
+    private var localOf: [Int32] = []
+    private var globalOf: [Int32] = []
+
+    /// Builds the index (unless handed one) and the engine; call on the job's own thread.
+    init(job: Int, setup: JobSetup, index: RegionIndex? = nil) {
+        self.job = job
+        do {
+            // The run built the same index from the same regions and requests before starting the
+            // jobs, so neither can fail here except by a bug.
+            let index = try index ?? RegionIndex(regions: setup.regions, hysteresis: setup.hysteresis)
+            engine = try Engine(index: index, options: setup.monitor, beaconOptions: setup.beacons, requests: setup.requests)
+        } catch {
+            preconditionFailure("replay job \(job): \(error)")
+        }
+        writer = EventWriter(output: memory, devices: engine.monitor.devices, regions: setup.regions,
+                             echoProperties: setup.echoProperties)
+        writeState = setup.writeState
+        engine.output = self
+    }
+
+    func run(input: JobQueue<JobBatch>, output: JobQueue<JobResult>) {
+        while true {
+            let batch = input.pop()
+            apply(batch)
+            var result = JobResult(job: job, bytes: memory.takeBytes(), tags: tags, rejections: rejections,
+                                   through: batch.through, last: batch.last)
+            tags.removeAll(keepingCapacity: true)
+            rejections.removeAll()
+            if batch.last {
+                result.counts = writer.counts
+                result.deliveryCounts = writer.deliveryCounts
+                if writeState { result.states = stateEntries() }
+                output.push(result)
+                return
+            }
+            output.push(result)
+        }
+    }
+
+    private func apply(_ batch: JobBatch) {
+        for (g, name) in batch.names {
+            let d = name.withUnsafeBytes { engine.monitor.device($0) }
+            while localOf.count <= Int(g) { localOf.append(-1) }
+            localOf[Int(g)] = d
+            globalOf.append(g)
+            engine.monitor.devices.setRank(d, UInt64(g))
+        }
+        for item in batch.items {
+            seq = item.seq
+            let d = item.kind == .tick ? -1 : localOf[Int(item.device)]
+            switch item.kind {
+            case .fix:
+                _ = engine.fix(device: d, t: item.t, at: Coordinate(latitude: item.a, longitude: item.b), accuracy: item.c)
+            case .sighting:
+                _ = engine.sighting(device: d, t: item.t, beacon: item.beacon, rssi: item.a, tx: item.b)
+            case .control:
+                // The reader rejected it already if it was out of order.
+                _ = engine.touch(device: d, t: item.t)
+                let control = batch.controls[Int(item.control)]
+                var r = Reading()
+                r.kind = .control
+                r.t = item.t
+                r.op = control.op
+                let problem = control.line.withUnsafeBytes { line in
+                    r.line = line
+                    return ControlRecord.apply(r, device: d, to: engine.scheduler)
+                }
+                if let problem {
+                    rejections.append(PendingRejection(seq: item.seq, reason: .badControl, detail: problem,
+                                                       place: control.place, line: control.line, byJob: true))
+                }
+            case .tick:
+                engine.tick(to: item.t)
+            }
+        }
+    }
+
+    private func stateEntries() -> [(device: Int32, bytes: [UInt8])] {
+        let regionIDs = engine.index.regions.map(\.id)
+        return (0..<Int32(globalOf.count)).map { d in
+            StateWriter.writeDevice(d, engine: engine, regionIDs: regionIDs, to: memory)
+            return (globalOf[Int(d)], memory.takeBytes())
+        }
+    }
+
+    private func tag(device: Int32) {
+        let end = memory.buffer.count
+        if engine.phase == .reading {
+            tags.append(JobTag(seq: seq, phase: Engine.Phase.reading.rawValue, queue: 0, due: 0, rank: 0, end: end))
+        } else {
+            tags.append(JobTag(seq: seq, phase: engine.phase.rawValue, queue: engine.firingQueue, due: engine.firingDue,
+                               rank: UInt64(globalOf[Int(device)]), end: end))
+        }
+    }
+}
+
+extension ReplayJob: EngineOutput {
+    func regionEvent(_ event: RegionEvent) {
+        writer.regionEvent(event)
+        tag(device: event.device)
+    }
+
+    func delivery(_ delivery: Delivery) {
+        writer.delivery(delivery)
+        tag(device: delivery.device)
+    }
+}
