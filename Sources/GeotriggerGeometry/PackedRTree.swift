@@ -21,8 +21,10 @@ public final class PackedRTree {
         var boxes: [Double] = []
         var items: [Int32] = []
 
+        /// `capacity`: the expected number of boxes; room is reserved for the nodes above them too,
+        /// so building does not regrow the box array.
         public init(capacity: Int = 0) {
-            boxes.reserveCapacity(capacity * 4)
+            boxes.reserveCapacity(4 * (capacity + capacity / (PackedRTree.nodeSize - 1) + 16))
             items.reserveCapacity(capacity)
         }
 
@@ -31,12 +33,19 @@ public final class PackedRTree {
             items.append(item)
         }
 
-        public func build() -> PackedRTree { PackedRTree(leaves: self) }
+        /// The tree, made in place from the builder's arrays (the builder is left empty).
+        public mutating func build() -> PackedRTree {
+            var boxes: [Double] = [], items: [Int32] = []
+            swap(&boxes, &self.boxes)
+            swap(&items, &self.items)
+            return PackedRTree(leafBoxes: boxes, leafItems: items)
+        }
     }
 
-    private init(leaves builder: Builder) {
-        var boxes = builder.boxes
-        var items = builder.items
+    /// Takes the arrays over: sorting them in place must not copy them.
+    private init(leafBoxes: consuming [Double], leafItems: consuming [Int32]) {
+        var boxes = consume leafBoxes
+        var items = consume leafItems
         let n = items.count
         Self.sortByHilbert(&boxes, &items)
         var levelStarts = [0]
