@@ -30,7 +30,9 @@ struct CSVRegionReader {
         var scanner = RecordScanner(buffer, file: file)
         var columns: (id: Int, lat: Int, lon: Int, radius: Int, count: Int)?
         var regions: [Region] = []
-        var firstLineByID: [String: Int] = [:]
+        // Duplicate ids, and the line of each row so a duplicate can name the first use.
+        var ids = RegionIDSlots(capacity: 0)
+        var rowLines: [Int] = []
         // The first problem with a value; thrown once the rest of the file has been split into
         // records without a malformed one.
         var problem: RegionFileError?
@@ -40,9 +42,11 @@ struct CSVRegionReader {
             guard let header = columns else {
                 do throws(RegionFileError) {
                     columns = try readHeader(scanner)
-                    let lines = buffer.reduce(into: 0) { $0 += $1 == 0x0A ? 1 : 0 }
+                    var lines = 0
+                    for b in buffer where b == 0x0A { lines += 1 }
                     regions.reserveCapacity(lines)
-                    firstLineByID.reserveCapacity(lines)
+                    rowLines.reserveCapacity(lines)
+                    ids = RegionIDSlots(capacity: lines)
                 } catch {
                     problem = error
                 }
@@ -51,11 +55,12 @@ struct CSVRegionReader {
             defer { rowIndex += 1 }
             do throws(RegionFileError) {
                 let region = try readRow(scanner, header, rowIndex: rowIndex)
-                if let firstLine = firstLineByID.updateValue(scanner.line, forKey: region.id) {
-                    throw fail("duplicate id \"\(region.id)\" (first used on line \(firstLine))",
+                if let first = ids.insert(Int32(regions.count), id: region.id, of: regions) {
+                    throw fail("duplicate id \"\(region.id)\" (first used on line \(rowLines[Int(first)]))",
                                line: scanner.line, row: rowIndex, id: region.id)
                 }
                 regions.append(region)
+                rowLines.append(scanner.line)
             } catch {
                 problem = error
             }
@@ -137,10 +142,10 @@ private struct RecordScanner {
     /// 1-based line where the current record starts.
     private(set) var line = 1
     private var nextLine = 1
-    private var starts: [Int] = []
-    private var ends: [Int] = []
-    /// Whether each field holds a byte ≥ 0x80 (and so is trimmed as a String).
-    private var nonASCII: [Bool] = []
+    /// The current record's fields (the first `count`; the array only grows, so no record
+    /// allocates). `nonASCII`: the field holds a byte ≥ 0x80, so it is trimmed as a String.
+    private var fields: [(start: Int, end: Int, nonASCII: Bool)] = []
+    private(set) var count = 0
     private var scratch: [UInt8] = []
     private var inScratch = false
 
@@ -151,8 +156,6 @@ private struct RecordScanner {
         self.file = file
         index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
     }
-
-    var count: Int { starts.count }
 
     /// Moves to the next non-blank record; false at the end of the file.
     mutating func next() throws(RegionFileError) -> Bool {
@@ -165,7 +168,7 @@ private struct RecordScanner {
                 nextLine = line
                 try scanQuoted()
             }
-            if quoted || starts.count != 1 || !isBlank(0) { return true }
+            if quoted || count != 1 || !isBlank(0) { return true }
         }
         return false
     }
@@ -195,12 +198,13 @@ private struct RecordScanner {
         }
     }
 
+    @inline(__always)
     private func withField<R>(_ field: Int, _ body: (UnsafeBufferPointer<UInt8>, Bool) -> R) -> R {
-        let range = starts[field]..<ends[field]
+        let f = fields[field]
         if inScratch {
-            return scratch.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range]), nonASCII[field]) }
+            return scratch.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[f.start..<f.end]), f.nonASCII) }
         }
-        return body(UnsafeBufferPointer(rebasing: bytes[range]), nonASCII[field])
+        return body(UnsafeBufferPointer(start: bytes.baseAddress! + f.start, count: f.end - f.start), f.nonASCII)
     }
 
     private func isBlank(_ field: Int) -> Bool {
@@ -232,8 +236,11 @@ private struct RecordScanner {
             var high: UInt8 = 0
             while index < n {
                 let b = bytes[index]
-                if b == Self.comma || b == Self.lf || (b == Self.cr && index + 1 < n && bytes[index + 1] == Self.lf) { break }
-                if b == Self.quote { throw fail("quote inside an unquoted field (quote the whole field)") }
+                // Digits, letters, '.', '-' lie above ','; only bytes up to it need a closer look.
+                if b <= Self.comma {
+                    if b == Self.comma || b == Self.lf || (b == Self.cr && index + 1 < n && bytes[index + 1] == Self.lf) { break }
+                    if b == Self.quote { throw fail("quote inside an unquoted field (quote the whole field)") }
+                }
                 high |= b
                 index += 1
             }
@@ -286,18 +293,19 @@ private struct RecordScanner {
     }
 
     private mutating func startRecord(inScratch: Bool) {
-        starts.removeAll(keepingCapacity: true)
-        ends.removeAll(keepingCapacity: true)
-        nonASCII.removeAll(keepingCapacity: true)
-        scratch.removeAll(keepingCapacity: true)
+        count = 0
+        if inScratch { scratch.removeAll(keepingCapacity: true) }
         self.inScratch = inScratch
     }
 
     private mutating func appendField(_ start: Int, _ end: Int, nonASCII: Bool, valid: Bool) throws(RegionFileError) {
         guard valid else { throw fail("not valid UTF-8") }
-        starts.append(start)
-        ends.append(end)
-        self.nonASCII.append(nonASCII)
+        if count < fields.count {
+            fields[count] = (start, end, nonASCII)
+        } else {
+            fields.append((start, end, nonASCII))
+        }
+        count += 1
     }
 
     /// After a field: consumes a comma (false: another field follows) or the line break (true).

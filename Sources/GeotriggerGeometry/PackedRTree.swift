@@ -187,7 +187,7 @@ public final class PackedRTree {
 extension PackedRTree.Builder {
     /// Adds the circle's envelopes (two where it crosses the antimeridian), all carrying `item`.
     mutating func append(_ circle: GeodesicCircle, item: Int) {
-        for e in circle.envelopes() {
+        circle.forEachEnvelope { e in
             append(minX: e.minLon, minY: e.minLat, maxX: e.maxLon, maxY: e.maxLat, item: Int32(item))
         }
     }
