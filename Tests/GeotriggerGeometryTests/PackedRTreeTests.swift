@@ -40,6 +40,19 @@ struct PackedRTreeTests {
         #expect(Array(tree.query(minX: 6, minY: 6, maxX: 6, maxY: 6, appending: true)) == [7, 9])
     }
 
+    @Test(arguments: [0, 1, 2, 100, 10_000])
+    func radixSortEqualsTheStandardSort(count: Int) {
+        var rng = SplitMix64(seed: 7)
+        // Few distinct top bits (crowded buckets) and spread ones; low halves keep keys distinct.
+        var keys = (0..<count).map { i in
+            (count > 100 ? rng.next() : rng.next() & 0x0003_0000_0000_0000 | 0xFFFC_0000_0000_0000) & ~0xFFFF_FFFF
+                | UInt64(i)
+        }
+        let expected = keys.sorted()
+        PackedRTree.sortInPlace(&keys)
+        #expect(keys == expected)
+    }
+
     /// The Hilbert curve visits every cell of a small grid once (a bijection on 2¹⁶ × 2¹⁶ cells).
     @Test func hilbertIndexIsABijectionOnACorner() {
         var seen = Set<UInt32>()
