@@ -109,14 +109,11 @@ public struct GeodesicCircle: Sendable {
     @usableFromInline let kLo: Double
     @usableFromInline let kHi: Double
 
-    /// Tier 2: the stretched sphere's constants, for circles where it applies.
+    /// Tier 2: the stretched sphere's constants, for circles where it applies. Its haversine
+    /// thresholds are sin²(r / ρ)-style bounds made from `rhoLo`/`rhoHi` for the radius tested.
     @usableFromInline struct StretchedSphere {
         @usableFromInline let stretch: Double
         @usableFromInline let cosCenterLat: Double
-        @usableFromInline let hIn: Double
-        @usableFromInline let hOut: Double
-        @usableFromInline let hExitIn: Double
-        @usableFromInline let hExitOut: Double
         @usableFromInline let rhoLo: Double
         @usableFromInline let rhoHi: Double
     }
@@ -141,11 +138,7 @@ public struct GeodesicCircle: Sendable {
         let e = slack * tan(maxAbs + slack)
         let lo = min(Self.meridional(minAbs) / s, Self.primeVertical(minAbs) * exp(-e)) * (1 - 1e-12)
         let hi = max(Self.meridional(maxAbs) / s, Self.primeVertical(maxAbs) * exp(e)) * (1 + 1e-12)
-        return StretchedSphere(
-            stretch: s, cosCenterLat: cosDegrees(center.latitude),
-            hIn: Self.haversineBelow(radius / hi), hOut: Self.haversineAbove(radius / lo),
-            hExitIn: Self.haversineBelow(exitRadius / hi), hExitOut: Self.haversineAbove(exitRadius / lo),
-            rhoLo: lo, rhoHi: hi)
+        return StretchedSphere(stretch: s, cosCenterLat: cosDegrees(center.latitude), rhoLo: lo, rhoHi: hi)
     }
 
     /// Minimum radius of curvature of WGS84, a(1 − e²) (meridional, at the equator), metres.
@@ -291,8 +284,9 @@ public struct GeodesicCircle: Sendable {
     func classifyOnStretchedSphere(_ p: Coordinate, exit: Bool) -> Decision {
         guard let sphere = stretchedSphere else { return .ambiguous }
         let h = stretchedHaversine(p, sphere)
-        if h <= (exit ? sphere.hExitIn : sphere.hIn) { return .inside }
-        if h > (exit ? sphere.hExitOut : sphere.hOut) { return .outside }
+        let r = exit ? exitRadius : radius
+        if h <= Self.haversineBelow(r / sphere.rhoHi) { return .inside }
+        if h > Self.haversineAbove(r / sphere.rhoLo) { return .outside }
         return .ambiguous
     }
 
