@@ -70,8 +70,8 @@ public final class Engine {
         var beaconOptions = beaconOptions
         beaconOptions.dwell = options.dwell
         beacons = BeaconMonitor(regions: index.regions, options: beaconOptions)
-        let keys = Dictionary(index.regions.enumerated().map { ($0.element.id, Int32($0.offset)) }, uniquingKeysWith: { a, _ in a })
-        scheduler = try Scheduler(requests: requests, regionKeys: keys, devices: monitor.devices)
+        let ids = RegionIDTable(regions: index.regions)
+        scheduler = try Scheduler(requests: requests, regionKey: { ids.region($0) }, devices: monitor.devices)
         relay.engine = self
         monitor.sink = relay
         beaconRelay.engine = self

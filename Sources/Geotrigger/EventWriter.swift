@@ -6,7 +6,8 @@ import GeotriggerScheduling
 public final class EventWriter: EngineOutput {
     public let output: OutputFile
     let devices: DeviceTable
-    let regionIDs: [String]
+    /// The index's regions, shared (not copied): events name them by `id`.
+    let regions: [Region]
     /// Serialised `properties` per region, when `--echo-properties` is on.
     let echoedProperties: [String?]?
     @exclusivity(unchecked) public private(set) var counts = [Int](repeating: 0, count: RegionEvent.Kind.allCases.count)
@@ -19,7 +20,7 @@ public final class EventWriter: EngineOutput {
     public init(output: OutputFile, devices: DeviceTable, regions: [Region], echoProperties: Bool = false) {
         self.output = output
         self.devices = devices
-        self.regionIDs = regions.map(\.id)
+        self.regions = regions
         self.echoedProperties = echoProperties ? regions.map { $0.properties.map { $0.serialized() } } : nil
     }
 
@@ -35,7 +36,7 @@ public final class EventWriter: EngineOutput {
         }
         devices.withName(e.device) { o.appendJSONString($0) }
         o.append(",\"region\":")
-        o.appendJSONString(regionIDs[Int(e.region)])
+        o.appendJSONString(regions[Int(e.region)].id)
         if let b = e.beacon {
             o.append(",\"beacon\":")
             o.appendBeacon(b)
@@ -80,7 +81,7 @@ public final class EventWriter: EngineOutput {
         o.append("\"")
         if d.region >= 0 {
             o.append(",\"region\":")
-            o.appendJSONString(regionIDs[Int(d.region)])
+            o.appendJSONString(regions[Int(d.region)].id)
         }
         o.append(",\"content\":")
         d.content.json.write(into: &o.buffer)

@@ -20,7 +20,8 @@ public struct Region: Sendable {
         /// One or more polygons, each an exterior ring followed by its holes; edges straight in lon/lat.
         case polygons([[[Coordinate]]])
         /// An iBeacon region; with a position it is also a circle of its zone's radius for fixes.
-        case beacon(BeaconRegion)
+        /// Boxed, so the common circle does not pay for its size (a Region takes 80 bytes, not 144).
+        indirect case beacon(BeaconRegion)
     }
 
     /// The region's unique identifier (feature `id` or `properties.id`).

@@ -56,18 +56,26 @@ public enum RegionFile {
                 kind: code == ENOENT ? .fileNotFound : .unreadable)
         }
         defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        // A regular file is read into one buffer of its size (no regrowing: a million-region file
+        // is tens of megabytes); anything else, or a file that grew meanwhile, in 64 KiB steps.
+        var info = stat()
+        let size = fstat(descriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int(info.st_size) : 0
+        var bytes = [UInt8](repeating: 0, count: max(size, 1 << 16))
+        var filled = 0
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count == 0 { return bytes }
+            if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(1 << 16, bytes.count / 2))) }
+            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            if count == 0 {
+                bytes.removeLast(bytes.count - filled)
+                return bytes
+            }
             if count < 0 {
                 let code = errno
                 if code == EINTR { continue }
                 throw RegionFileError(
                     file: path, reason: "cannot read: \(String(cString: strerror(code)))", kind: .unreadable)
             }
-            bytes.append(contentsOf: chunk[0..<count])
+            filled += count
         }
     }
 }

@@ -55,38 +55,46 @@ extension GeodesicCircle {
     /// ±180° (possibly leaving a zero-width box at the other end), a point whose longitude is
     /// exactly 180 or −180 is contained whichever of the two spellings it uses.
     public func envelopes() -> [Envelope] {
+        var all: [Envelope] = []
+        forEachEnvelope { all.append($0) }
+        return all
+    }
+
+    /// Calls `body` with each of ``envelopes()``, without making an array (index build).
+    @inline(__always)
+    func forEachEnvelope(_ body: (Envelope) -> Void) {
         let relative = 1 + 1e-12
         let absoluteDegrees = 1e-11
         let theta = exitRadius / GeodesicCircle.minCurvatureRadius * relative  // radians
         let thetaDeg = theta * (180 / Double.pi) * relative + absoluteDegrees
-        guard thetaDeg < 180 else { return [.world] }  // also catches NaN
+        guard thetaDeg < 180 else { return body(.world) }  // also catches NaN
 
         let lat0 = center.latitude
         let south = lat0 - thetaDeg
         let north = lat0 + thetaDeg
         if north >= 90 || south <= -90 {
             // The cap contains a pole: all longitudes, up to the pole(s).
-            return [Envelope(minLon: -180, minLat: max(-90, south), maxLon: 180, maxLat: min(90, north))]
+            return body(Envelope(minLon: -180, minLat: max(-90, south), maxLon: 180, maxLat: min(90, north)))
         }
         // No pole, so θ < 90° − |φ₀| < 90° and sin θ < cos φ₀.
         let x = sin(theta) / cosDegrees(lat0) * relative
         guard x < 1 else {
-            return [Envelope(minLon: -180, minLat: south, maxLon: 180, maxLat: north)]
+            return body(Envelope(minLon: -180, minLat: south, maxLon: 180, maxLat: north))
         }
         let dLonDeg = asin(x) * (180 / Double.pi) * relative + absoluteDegrees
 
         let lon0 = center.longitude.remainder(dividingBy: 360)  // [−180, 180]
-        guard lon0.isFinite else { return [.world] }
+        guard lon0.isFinite else { return body(.world) }
         let lo = lon0 - dLonDeg
         let hi = lon0 + dLonDeg
         if lo <= -180 {
-            return [Envelope(minLon: lo + 360, minLat: south, maxLon: 180, maxLat: north),
-                    Envelope(minLon: -180, minLat: south, maxLon: hi, maxLat: north)]
+            body(Envelope(minLon: lo + 360, minLat: south, maxLon: 180, maxLat: north))
+            return body(Envelope(minLon: -180, minLat: south, maxLon: hi, maxLat: north))
         }
         if hi >= 180 {
-            return [Envelope(minLon: lo, minLat: south, maxLon: 180, maxLat: north),
-                    Envelope(minLon: -180, minLat: south, maxLon: hi - 360, maxLat: north)]
+            body(Envelope(minLon: lo, minLat: south, maxLon: 180, maxLat: north))
+            return body(Envelope(minLon: -180, minLat: south, maxLon: hi - 360, maxLat: north))
         }
-        return [Envelope(minLon: lo, minLat: south, maxLon: hi, maxLat: north)]
+        body(Envelope(minLon: lo, minLat: south, maxLon: hi, maxLat: north))
     }
 }

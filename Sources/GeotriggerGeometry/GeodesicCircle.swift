@@ -70,6 +70,11 @@ public struct GeoPoint: Sendable {
 /// Three trigonometric calls; used only inside tier 1's band, within 85° of the equator and for
 /// D ≤ 200 km.
 ///
+/// Tier 2's constants are not stored: they are recomputed from the center and radii, by the same
+/// arithmetic in the same order (so to the same values), whenever tier 1 leaves a point undecided
+/// or an event's distance is reported. That keeps a circle at 104 bytes instead of 168 — a million
+/// regions fit the memory budget, and more circles share each cache line on the hot path.
+///
 /// Thresholds carry a 1e-9 relative and 1e-14 rad (64 nm) absolute safety margin, far above
 /// the rounding error of the computed chord or haversine. Latitudes must lie in [−90, 90]; a
 /// point with an invalid or NaN coordinate is classified `.ambiguous`, its distance is NaN, and it
@@ -104,15 +109,37 @@ public struct GeodesicCircle: Sendable {
     @usableFromInline let kLo: Double
     @usableFromInline let kHi: Double
 
-    // Tier 2: the stretched sphere; `stretch` is 0 where it is not used.
-    @usableFromInline let stretch: Double
-    @usableFromInline let cosCenterLat: Double
-    @usableFromInline let hIn: Double
-    @usableFromInline let hOut: Double
-    @usableFromInline let hExitIn: Double
-    @usableFromInline let hExitOut: Double
-    @usableFromInline let rhoLo: Double
-    @usableFromInline let rhoHi: Double
+    /// Tier 2: the stretched sphere's constants, for circles where it applies. Its haversine
+    /// thresholds are sin²(r / ρ)-style bounds made from `rhoLo`/`rhoHi` for the radius tested.
+    @usableFromInline struct StretchedSphere {
+        @usableFromInline let stretch: Double
+        @usableFromInline let cosCenterLat: Double
+        @usableFromInline let rhoLo: Double
+        @usableFromInline let rhoHi: Double
+    }
+
+    /// The latitude band of tier 1 around a center (radians): the stretch s = M/N at the center,
+    /// the band's half-width δ and its smallest and largest |φ|.
+    private static func band(center: Coordinate, exitRadius: Double) -> (s: Double, delta: Double, minAbs: Double, maxAbs: Double) {
+        let phi0 = center.latitude * (Double.pi / 180)
+        let s = Self.meridional(phi0) / Self.primeVertical(phi0)
+        let bandReach = 2 * exitRadius + 100
+        let delta = bandReach / (Self.minCurvatureRadius * s) * (1 + 1e-9)
+        let maxAbs = min(Double.pi / 2, abs(phi0) + delta)
+        let minAbs = abs(phi0) <= delta ? 0 : abs(phi0) - delta
+        return (s, delta, minAbs, maxAbs)
+    }
+
+    /// Tier 2's constants, recomputed (nil where tier 2 is not used: beyond 85° or D > 200 km).
+    @usableFromInline var stretchedSphere: StretchedSphere? {
+        let (s, delta, minAbs, maxAbs) = Self.band(center: center, exitRadius: exitRadius)
+        guard maxAbs < 85 * Double.pi / 180 && 2 * exitRadius + 100 <= 200_000 else { return nil }
+        let slack = abs(1 - s) * delta
+        let e = slack * tan(maxAbs + slack)
+        let lo = min(Self.meridional(minAbs) / s, Self.primeVertical(minAbs) * exp(-e)) * (1 - 1e-12)
+        let hi = max(Self.meridional(maxAbs) / s, Self.primeVertical(maxAbs) * exp(e)) * (1 + 1e-12)
+        return StretchedSphere(stretch: s, cosCenterLat: cosDegrees(center.latitude), rhoLo: lo, rhoHi: hi)
+    }
 
     /// Minimum radius of curvature of WGS84, a(1 − e²) (meridional, at the equator), metres.
     public static let minCurvatureRadius: Double = {
@@ -151,37 +178,13 @@ public struct GeodesicCircle: Sendable {
         let unit = GeoPoint(center)
         cx = unit.x; cy = unit.y; cz = unit.z
 
-        let phi0 = center.latitude * (Double.pi / 180)
-        let s = Self.meridional(phi0) / Self.primeVertical(phi0)
-        let bandReach = 2 * exitRadius + 100
-        let delta = bandReach / (Self.minCurvatureRadius * s) * (1 + 1e-9)
-        let maxAbs = min(Double.pi / 2, abs(phi0) + delta)
-        let minAbs = abs(phi0) <= delta ? 0 : abs(phi0) - delta
+        let (_, _, minAbs, maxAbs) = Self.band(center: center, exitRadius: exitRadius)
         kLo = Self.meridional(minAbs) * (1 - 1e-12)
         kHi = Self.primeVertical(maxAbs) * (1 + 1e-12)
         chordIn = Self.chordBelow(radius / kHi)
         chordOut = Self.chordAbove(radius / kLo)
         chordExitIn = Self.chordBelow(exitRadius / kHi)
         chordExitOut = Self.chordAbove(exitRadius / kLo)
-
-        cosCenterLat = cosDegrees(center.latitude)
-        if maxAbs < 85 * Double.pi / 180 && bandReach <= 200_000 {
-            let slack = abs(1 - s) * delta
-            let e = slack * tan(maxAbs + slack)
-            let lo = min(Self.meridional(minAbs) / s, Self.primeVertical(minAbs) * exp(-e)) * (1 - 1e-12)
-            let hi = max(Self.meridional(maxAbs) / s, Self.primeVertical(maxAbs) * exp(e)) * (1 + 1e-12)
-            stretch = s
-            rhoLo = lo
-            rhoHi = hi
-            hIn = Self.haversineBelow(radius / hi)
-            hOut = Self.haversineAbove(radius / lo)
-            hExitIn = Self.haversineBelow(exitRadius / hi)
-            hExitOut = Self.haversineAbove(exitRadius / lo)
-        } else {
-            stretch = 0
-            rhoLo = 0; rhoHi = 0
-            hIn = -1; hOut = .infinity; hExitIn = -1; hExitOut = .infinity
-        }
     }
 
     /// Largest squared chord certainly within central angle `theta`.
@@ -221,13 +224,13 @@ public struct GeodesicCircle: Sendable {
 
     /// The haversine of the stretched-sphere angle between the center and `p` (tier 2).
     @inlinable
-    func stretchedHaversine(_ p: Coordinate) -> Double {
-        let dPsi = stretch * (p.latitude - center.latitude)
+    func stretchedHaversine(_ p: Coordinate, _ sphere: StretchedSphere) -> Double {
+        let dPsi = sphere.stretch * (p.latitude - center.latitude)
         var dLon = p.longitude - center.longitude
         if abs(dLon) > 180 { dLon -= Double(signOf: dLon, magnitudeOf: 360) }
         let a = sin(dPsi * (Double.pi / 360))
         let b = sin(dLon * (Double.pi / 360))
-        return a * a + cosCenterLat * cosDegrees(center.latitude + dPsi) * (b * b)
+        return a * a + sphere.cosCenterLat * cosDegrees(center.latitude + dPsi) * (b * b)
     }
 
     /// A lower bound, in metres, on how far `q` must move before the decision for this circle can
@@ -273,25 +276,33 @@ public struct GeodesicCircle: Sendable {
     /// distance is needed.
     @inlinable
     public func cheapClassify(_ q: GeoPoint) -> Decision {
-        classify(q, chordIn: chordIn, chordOut: chordOut, hIn: hIn, hOut: hOut)
+        classify(q, chordIn: chordIn, chordOut: chordOut, exit: false)
     }
 
     /// Cheap, rigorous classification against `exitRadius`.
     @inlinable
     public func cheapClassifyExit(_ q: GeoPoint) -> Decision {
-        classify(q, chordIn: chordExitIn, chordOut: chordExitOut, hIn: hExitIn, hOut: hExitOut)
+        classify(q, chordIn: chordExitIn, chordOut: chordExitOut, exit: true)
     }
 
     /// Tier 1 against the chord thresholds, then tier 2 against the stretched-sphere ones.
     @inlinable @inline(__always)
-    func classify(_ q: GeoPoint, chordIn: Double, chordOut: Double, hIn: Double, hOut: Double) -> Decision {
+    func classify(_ q: GeoPoint, chordIn: Double, chordOut: Double, exit: Bool) -> Decision {
         let c2 = chord2(q)
         if c2 <= chordIn { return .inside }
         if c2 > chordOut { return .outside }
-        guard stretch > 0, c2.isFinite else { return .ambiguous }
-        let h = stretchedHaversine(q.coordinate)
-        if h <= hIn { return .inside }
-        if h > hOut { return .outside }
+        guard c2.isFinite else { return .ambiguous }
+        return classifyOnStretchedSphere(q.coordinate, exit: exit)
+    }
+
+    /// Tier 2, out of line: its constants are recomputed here, for the few points tier 1 leaves.
+    @usableFromInline @inline(never)
+    func classifyOnStretchedSphere(_ p: Coordinate, exit: Bool) -> Decision {
+        guard let sphere = stretchedSphere else { return .ambiguous }
+        let h = stretchedHaversine(p, sphere)
+        let r = exit ? exitRadius : radius
+        if h <= Self.haversineBelow(r / sphere.rhoHi) { return .inside }
+        if h > Self.haversineAbove(r / sphere.rhoLo) { return .outside }
         return .ambiguous
     }
 
@@ -331,13 +342,13 @@ public struct GeodesicCircle: Sendable {
     /// rounding of ``distance(to:)``. Karney's inverse runs only when the tier-2 interval
     /// [ρ_lo·θ', ρ_hi·θ'] straddles a half centimetre (about one call in ten where tier 2 applies).
     public func distanceInCentimetres(to p: Coordinate) -> Double {
-        if stretch > 0, abs(p.latitude) <= 90 {
-            let h = stretchedHaversine(p)
+        if abs(p.latitude) <= 90, let sphere = stretchedSphere {
+            let h = stretchedHaversine(p, sphere)
             let theta = 2 * asin(min(1, h.squareRoot()))
             // The bounds hold while the distance stays within the band's reach D.
-            if rhoHi * theta <= 2 * exitRadius + 100 {
-                let lo = ((rhoLo * theta) * (1 - 1e-9) - 1e-7) * 100
-                let hi = ((rhoHi * theta) * (1 + 1e-9) + 1e-7) * 100
+            if sphere.rhoHi * theta <= 2 * exitRadius + 100 {
+                let lo = ((sphere.rhoLo * theta) * (1 - 1e-9) - 1e-7) * 100
+                let hi = ((sphere.rhoHi * theta) * (1 + 1e-9) + 1e-7) * 100
                 if lo.rounded() == hi.rounded() { return max(0, hi.rounded()) / 100 }
             }
         }

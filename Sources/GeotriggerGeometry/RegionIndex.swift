@@ -31,7 +31,7 @@ public enum Hysteresis: Equatable, Sendable {
     }
 }
 
-/// Every region with a geometry, its envelope in a GEOS STRtree, and the exact tests behind it.
+/// Every region with a geometry, its envelopes in a packed R-tree, and the exact tests behind it.
 ///
 /// Circles are decided geodesically on WGS84 (`GeodesicCircle`); polygons with GEOS prepared
 /// geometry (`GEOSPreparedCovers_r`, boundary inside). Region numbers are positions in `regions`,
@@ -57,7 +57,7 @@ public final class RegionIndex {
     /// The prepared polygons, by region.
     let polygons: [Int32: GEOSPreparedGeometry]
     let context: GEOSContext
-    let tree: STRtree
+    let tree: PackedRTree
     /// The point of the current fix, reused by the polygon tests of that fix; owned here. Made
     /// only when a polygon is tested (`queryPointStale`), so circle-only sets never call GEOS for it.
     private var queryPoint: OpaquePointer?
@@ -71,9 +71,9 @@ public final class RegionIndex {
         var slots: [Int32] = []
         slots.reserveCapacity(regions.count)
         var circles: [GeodesicCircle] = []
+        circles.reserveCapacity(regions.count)
         var preparedPolygons: [Int32: GEOSPreparedGeometry] = [:]
-        var rects: [(minX: Double, minY: Double, maxX: Double, maxY: Double, item: Int)] = []
-        rects.reserveCapacity(regions.count)
+        var rects = PackedRTree.Builder(capacity: regions.count)
         for (i, region) in regions.enumerated() {
             switch region.shape {
             case .circle(let center, let radius):
@@ -81,9 +81,7 @@ public final class RegionIndex {
                     center: center, radius: radius, exitRadius: radius + hysteresis.margin(forRadius: radius))
                 slots.append(Int32(circles.count))
                 circles.append(circle)
-                for e in circle.envelopes() {
-                    rects.append((e.minLon, e.minLat, e.maxLon, e.maxLat, i))
-                }
+                rects.append(circle, item: i)
             case .beacon(let beacon):
                 guard let position = beacon.position else {
                     slots.append(-2)
@@ -94,9 +92,7 @@ public final class RegionIndex {
                 let circle = GeodesicCircle(center: position, radius: r, exitRadius: r + hysteresis.beaconMargin(forRadius: r))
                 slots.append(Int32(circles.count))
                 circles.append(circle)
-                for e in circle.envelopes() {
-                    rects.append((e.minLon, e.minLat, e.maxLon, e.maxLat, i))
-                }
+                rects.append(circle, item: i)
             case .polygons(let polygons):
                 let geometry: GEOSGeometry
                 do {
@@ -110,7 +106,7 @@ public final class RegionIndex {
                                           reason: "invalid polygon: \(why)")
                 }
                 let b = geometry.bounds()
-                rects.append((b.minX, b.minY, b.maxX, b.maxY, i))
+                rects.append(minX: b.minX, minY: b.minY, maxX: b.maxX, maxY: b.maxY, item: Int32(i))
                 slots.append(-1)
                 let prepared = try GEOSPreparedGeometry(geometry)
                 preparedPolygons[Int32(i)] = prepared
@@ -125,7 +121,7 @@ public final class RegionIndex {
             (hot + r).initialize(to: slot >= 0 ? circles[Int(slot)].hot : .none)
         }
         self.polygons = preparedPolygons
-        self.tree = try STRtree(context: context, rectangles: rects)
+        self.tree = rects.build()
     }
 
     deinit {
@@ -141,14 +137,12 @@ public final class RegionIndex {
     /// Every region that `p` is inside of, or not yet beyond the exit margin of, is among them.
     /// The buffer is reused by the next call. Also sets the point the polygon tests use.
     public func candidates(at p: Coordinate) -> UnsafeBufferPointer<Int32> {
-        setQueryPoint(longitude: p.longitude, latitude: p.latitude)
-        var found = tree.query(handle: currentQueryPoint()!, appending: false)
+        setQueryPoint(p)
+        var found = tree.query(minX: p.longitude, minY: p.latitude, maxX: p.longitude, maxY: p.latitude)
         // Envelopes split at the antimeridian end at +180 or start at -180: a point on that line
         // may be written either way, so ask for both.
         if p.longitude == 180 || p.longitude == -180 {
-            setQueryPoint(longitude: -p.longitude, latitude: p.latitude)
-            found = tree.query(handle: currentQueryPoint()!, appending: true)
-            setQueryPoint(longitude: p.longitude, latitude: p.latitude)
+            found = tree.query(minX: -p.longitude, minY: p.latitude, maxX: -p.longitude, maxY: p.latitude, appending: true)
         }
         return Self.sortedUnique(found)
     }
@@ -167,11 +161,9 @@ public final class RegionIndex {
         guard poleward < 89 else { return nil }
         let dLon = metres / (111_000 * cos(poleward * .pi / 180))
         guard p.longitude - dLon > -180, p.longitude + dLon < 180 else { return nil }
-        setQueryPoint(longitude: p.longitude, latitude: p.latitude)
-        guard let box = GEOSGeom_createRectangle_r(context.handle, p.longitude - dLon, p.latitude - dLat,
-                                                    p.longitude + dLon, p.latitude + dLat) else { return nil }
-        defer { GEOSGeom_destroy_r(context.handle, box) }
-        return Self.sortedUnique(tree.query(handle: box, appending: false))
+        setQueryPoint(p)
+        return Self.sortedUnique(tree.query(minX: p.longitude - dLon, minY: p.latitude - dLat,
+                                            maxX: p.longitude + dLon, maxY: p.latitude + dLat))
     }
 
     /// Sorts query results in place and drops repeats (a region split at the antimeridian has two
@@ -267,10 +259,6 @@ public final class RegionIndex {
     public func setQueryPoint(_ p: Coordinate) {
         queryCoordinate = p
         queryPointStale = true
-    }
-
-    private func setQueryPoint(longitude: Double, latitude: Double) {
-        setQueryPoint(Coordinate(latitude: latitude, longitude: longitude))
     }
 
     /// The GEOS point of the current fix, made on first use.

@@ -1,3 +1,5 @@
+import GeotriggerCore
+
 /// Byte-level JSON scanning helpers shared by the NDJSON decoder: strings, escapes and skipping
 /// whole values (with full validation) without building anything.
 ///

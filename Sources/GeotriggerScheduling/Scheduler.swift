@@ -32,14 +32,14 @@ public enum PushOutcome: Equatable, Sendable {
 /// The scheduling core: one notification center per device, modelled on UNUserNotificationCenter.
 ///
 /// It knows nothing of geometry: regions are integer keys (the caller's region numbers), named in
-/// requests by id through `regionKeys`. Its clock is the caller's stream clock: time triggers sit in
+/// requests by id through `regionKey`. Its clock is the caller's stream clock: time triggers sit in
 /// one heap and fire, in time order, when `fireTimers(before:)` / `advance(to:)` pass them; a
 /// location trigger fires on the region event handed to `handleRegionEvent`. Nothing here runs per
 /// reading unless a trigger fires: no scan over devices or requests.
 public final class Scheduler {
     public let devices: DeviceTable
-    /// Region id → key used in `handleRegionEvent`.
-    public let regionKeys: [String: Int32]
+    /// Region id → key used in `handleRegionEvent`, or nil for an unknown id.
+    public let regionKey: (String) -> Int32?
     /// Called for every delivery, in order.
     public var onDeliver: ((Delivery) -> Void)?
 
@@ -88,9 +88,17 @@ public final class Scheduler {
     /// - Parameters:
     ///   - requests: the `--requests` file's requests (checked already; see `RequestsFile`).
     ///   - regionKeys: every region id a location trigger may name, with its key.
-    public init(requests: [NotificationRequest] = [], regionKeys: [String: Int32], devices: DeviceTable = DeviceTable()) throws(RequestError) {
+    public convenience init(requests: [NotificationRequest] = [], regionKeys: [String: Int32], devices: DeviceTable = DeviceTable()) throws(RequestError) {
+        try self.init(requests: requests, regionKey: { regionKeys[$0] }, devices: devices)
+    }
+
+    /// - Parameters:
+    ///   - requests: the `--requests` file's requests (checked already; see `RequestsFile`).
+    ///   - regionKey: the key of a region id a location trigger names, nil if there is none. Asked
+    ///     only for location triggers, so a lookup built on first use costs nothing without them.
+    public init(requests: [NotificationRequest] = [], regionKey: @escaping (String) -> Int32?, devices: DeviceTable = DeviceTable()) throws(RequestError) {
         self.devices = devices
-        self.regionKeys = regionKeys
+        self.regionKey = regionKey
         for request in requests {
             let s = try store(request)
             if let names = request.devices {
@@ -251,7 +259,7 @@ public final class Scheduler {
         var calendar: ZonedCalendar?
         switch request.trigger {
         case .location(let region, _, _, _):
-            guard let k = regionKeys[region] else { throw RequestError("unknown region \"\(region)\"") }
+            guard let k = regionKey(region) else { throw RequestError("unknown region \"\(region)\"") }
             key = k
         case .calendar(_, let zone, _):
             do { calendar = try ZonedCalendar(timeZoneIdentifier: zone) } catch { throw RequestError("\(error)") }

@@ -8,7 +8,7 @@ struct RegionIndexTests {
     /// Random circles (some polar, some across the antimeridian) and random polygons; random points
     /// near them. The tree's candidates must be exactly the regions whose envelopes contain the
     /// point (brute force), and must include every region the point is inside of (exact test).
-    @Test("STRtree candidates equal a brute-force scan", arguments: [UInt64(1), 2, 3])
+    @Test("Index candidates equal a brute-force scan", arguments: [UInt64(1), 2, 3])
     func candidatesMatchBruteForce(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)  // deterministic, so failures reproduce
         var regions: [Region] = []

@@ -107,8 +107,9 @@ public final class BeaconMonitor {
     /// One local frame for every positioned beacon (around the first one): beacons that can be
     /// heard together are metres apart, where the tangent plane is exact to well under a millimetre.
     private let frame: LocalFrame?
-    /// Each positioned region's place in `frame`.
-    private let localPositions: [LocalPoint?]
+    /// Each positioned region's place in `frame`, by region; sparse, since most regions are
+    /// geographic and a per-region array would cost every one of them.
+    private let localPositions: [Int32: LocalPoint]
     private var zones: [Zone] = []
     private var zoneSlots: [UInt64: Int32] = [:]
     private var zoneKeys: [(device: Int32, region: Int32)] = []
@@ -122,14 +123,14 @@ public final class BeaconMonitor {
         self.regions = regions
         self.options = options
         matcher = BeaconMatcher(regions: regions)
-        let positions: [Coordinate?] = regions.map { region in
-            if case .beacon(let b) = region.shape { return b.position }
-            return nil
+        var positions: [(region: Int32, position: Coordinate)] = []
+        for (r, region) in regions.enumerated() {
+            if case .beacon(let b) = region.shape, let p = b.position { positions.append((Int32(r), p)) }
         }
-        positionedCount = positions.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
-        let frame = positions.lazy.compactMap { $0 }.first.map(LocalFrame.init(origin:))
+        positionedCount = positions.count
+        let frame = positions.first.map { LocalFrame(origin: $0.position) }
         self.frame = frame
-        localPositions = positions.map { p in p.flatMap { frame?.point($0) } }
+        localPositions = Dictionary(uniqueKeysWithValues: positions.compactMap { r, p in frame.map { (r, $0.point(p)) } })
     }
 
     /// Whether positioned regions follow the fused position (fusion needs three beacons).
@@ -341,7 +342,7 @@ public final class BeaconMonitor {
             guard let (mean, _) = tracks[Int(ti)].window.gatedMean(since: t - options.fusionWindow) else { continue }
             var anchor: FusionAnchor?
             matcher.forEachMatch(beaconIDs[Int(tracks[Int(ti)].beacon)]) { r in
-                guard anchor == nil, let p = localPositions[Int(r)] else { return }
+                guard anchor == nil, let p = localPositions[r] else { return }
                 let range = DistanceModel.distance(rssi: mean, tx: tracks[Int(ti)].tx, region: spec(r))
                 if range <= options.fusionMaxRange {
                     anchor = FusionAnchor(p, distance: range, weight: Double(tracks[Int(ti)].window.countSince(t - options.fusionWindow)))
@@ -362,7 +363,7 @@ public final class BeaconMonitor {
         fusedPositions[Int(d)] = (point, t)
         for z in devicePositionedZones[Int(d)] {
             let r = zoneKeys[Int(z)].region
-            guard let b = localPositions[Int(r)], let limit = spec(r).zone.limit else { continue }
+            guard let b = localPositions[r], let limit = spec(r).zone.limit else { continue }
             let distance = ((point.east - b.east) * (point.east - b.east) + (point.north - b.north) * (point.north - b.north)).squareRoot()
             let wanted = zones[Int(z)].fusedIn ? distance <= limit + options.fusedExitMargin : distance < limit
             if wanted == zones[Int(z)].fusedIn {
@@ -404,7 +405,7 @@ public final class BeaconMonitor {
         zones.append(Zone())
         zoneSlots[key] = slot
         zoneKeys.append((d, r))
-        if fuses && localPositions[Int(r)] != nil {
+        if fuses && localPositions[r] != nil {
             while devicePositionedZones.count <= Int(d) { devicePositionedZones.append([]) }
             devicePositionedZones[Int(d)].append(slot)
         }

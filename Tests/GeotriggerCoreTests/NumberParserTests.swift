@@ -1,5 +1,5 @@
 import Testing
-@testable import GeotriggerReadings
+@testable import GeotriggerCore
 
 @Suite struct NumberParserTests {
     func parse(_ s: String) -> (Double, Int)? {

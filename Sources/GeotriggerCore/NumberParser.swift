@@ -11,9 +11,11 @@ import Darwin
 /// division is correctly rounded. Everything else (long mantissas, large exponents) goes to
 /// `strtod` on a NUL-terminated copy, which is correctly rounded too. Overflow gives ±infinity,
 /// which callers report as a non-finite number.
-enum NumberParser {
-    @inline(__always)
-    static func pow10(_ e: Int) -> Double {
+///
+/// In Core (as `package`, inlinable) so the regions CSV reader and the readings decoders share it.
+package enum NumberParser {
+    @inlinable @inline(__always)
+    package static func pow10(_ e: Int) -> Double {
         switch e {
         case 0: return 1e0
         case 1: return 1e1
@@ -45,8 +47,8 @@ enum NumberParser {
     ///
     /// Returns the index after the number, or `i` when no number starts there (the grammar is
     /// strict: no leading `+`, no leading zeros, digits required after `.` and after `e`).
-    @inline(__always)
-    static func parse(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
+    @inlinable @inline(__always)
+    package static func parse(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
         var j = i
         var negative = false
         if j < n && p[j] == UInt8(ascii: "-") {
@@ -142,7 +144,7 @@ enum NumberParser {
 
     /// `strtod` on a NUL-terminated copy of the number's bytes.
     @inline(never)
-    static func slowPath(_ p: UnsafePointer<UInt8>, _ count: Int) -> Double {
+    package static func slowPath(_ p: UnsafePointer<UInt8>, _ count: Int) -> Double {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: count + 1) { buf in
             let base = buf.baseAddress!
             UnsafeMutableRawPointer(base).copyMemory(from: p, byteCount: count)
@@ -154,7 +156,8 @@ enum NumberParser {
     /// Parses bytes that must be exactly one number: a JSON number, optionally `+`-signed, or the
     /// non-finite spellings `NaN`, `Infinity`, `inf` (any case, optionally signed).
     /// Returns `false` when the bytes are not a number.
-    static func parseWhole(_ p: UnsafePointer<UInt8>, _ n: Int, _ value: inout Double) -> Bool {
+    @inlinable
+    package static func parseWhole(_ p: UnsafePointer<UInt8>, _ n: Int, _ value: inout Double) -> Bool {
         guard n > 0 else { return false }
         var start = 0
         if p[0] == UInt8(ascii: "+") && n > 1 && p[1] != UInt8(ascii: "-") { start = 1 }
@@ -168,7 +171,8 @@ enum NumberParser {
 
     /// Recognises `NaN`, `Infinity`, `-Infinity`, `inf`, `-inf` (as Python's `json` writes them)
     /// at `p[i]`, so that such records are rejected as non-finite rather than malformed.
-    static func nonFiniteWord(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (value: Double, end: Int)? {
+    @inlinable
+    package static func nonFiniteWord(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (value: Double, end: Int)? {
         var j = i
         var negative = false
         if j < n && (p[j] == UInt8(ascii: "-") || p[j] == UInt8(ascii: "+")) {

@@ -1,0 +1,223 @@
+/// A static R-tree of boxes, each carrying an Int32 item, packed in Hilbert order (as flatbush).
+///
+/// Built once from every box; queries return the items whose closed box meets the closed query
+/// box, the same set GEOS's STRtree gives for that envelope (the order differs: callers sort).
+/// Leaves and nodes are flat arrays: 36 bytes per box plus about 2 for the nodes above, where the
+/// GEOS tree took 48 per box (and twice that while its node vector grew), with a rectangle
+/// geometry made and freed per insertion. Items are not owned; any Int32 is allowed.
+public final class PackedRTree {
+    /// Node boxes of every level, leaves first, then each level up to the root: minX, minY, maxX, maxY.
+    private let boxes: [Double]
+    /// The item of each leaf.
+    private let items: [Int32]
+    /// Where each level starts, in nodes; `levelStarts.last` is the node count.
+    private let levelStarts: [Int]
+    private let results = ResultBuffer()
+    private var stack: [Int] = []
+    static let nodeSize = 16
+
+    /// Collects boxes, then builds the tree (`build`) in place without copying them.
+    public struct Builder {
+        var boxes: [Double] = []
+        var items: [Int32] = []
+
+        /// `capacity`: the expected number of boxes; room is reserved for the nodes above them too,
+        /// so building does not regrow the box array.
+        public init(capacity: Int = 0) {
+            boxes.reserveCapacity(4 * (capacity + capacity / (PackedRTree.nodeSize - 1) + 16))
+            items.reserveCapacity(capacity)
+        }
+
+        public mutating func append(minX: Double, minY: Double, maxX: Double, maxY: Double, item: Int32) {
+            boxes.append(minX); boxes.append(minY); boxes.append(maxX); boxes.append(maxY)
+            items.append(item)
+        }
+
+        /// The tree, made in place from the builder's arrays (the builder is left empty).
+        public mutating func build() -> PackedRTree {
+            var boxes: [Double] = [], items: [Int32] = []
+            swap(&boxes, &self.boxes)
+            swap(&items, &self.items)
+            return PackedRTree(leafBoxes: boxes, leafItems: items)
+        }
+    }
+
+    /// Takes the arrays over: sorting them in place must not copy them.
+    private init(leafBoxes: consuming [Double], leafItems: consuming [Int32]) {
+        var boxes = consume leafBoxes
+        var items = consume leafItems
+        let n = items.count
+        Self.sortByHilbert(&boxes, &items)
+        var levelStarts = [0]
+        var levelCount = n
+        var total = n
+        while levelCount > 1 {
+            levelCount = (levelCount + Self.nodeSize - 1) / Self.nodeSize
+            levelStarts.append(total)
+            total += levelCount
+        }
+        levelStarts.append(total)
+        boxes.reserveCapacity(total * 4)
+        // Each node's box is the union of its children's, in the level below.
+        for level in 1..<max(1, levelStarts.count - 1) {
+            let childStart = levelStarts[level - 1], childEnd = levelStarts[level]
+            var child = childStart
+            while child < childEnd {
+                let last = min(child + Self.nodeSize, childEnd)
+                var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
+                for c in child..<last {
+                    minX = min(minX, boxes[4 * c]); minY = min(minY, boxes[4 * c + 1])
+                    maxX = max(maxX, boxes[4 * c + 2]); maxY = max(maxY, boxes[4 * c + 3])
+                }
+                boxes.append(minX); boxes.append(minY); boxes.append(maxX); boxes.append(maxY)
+                child = last
+            }
+        }
+        self.boxes = boxes
+        self.items = items
+        self.levelStarts = levelStarts
+    }
+
+    public var count: Int { items.count }
+
+    /// Items whose box meets [minX, maxX] × [minY, maxY] (closed), in tree order; with
+    /// `appending`, added to those of the previous query. The buffer is reused by the next query.
+    public func query(minX: Double, minY: Double, maxX: Double, maxY: Double, appending: Bool = false)
+        -> UnsafeMutableBufferPointer<Int32>
+    {
+        if !appending { results.count = 0 }
+        let levels = levelStarts.count - 1
+        guard items.count > 0 else { return results.contents }
+        boxes.withUnsafeBufferPointer { b in
+            @inline(__always) func meets(_ i: Int) -> Bool {
+                b[4 * i] <= maxX && b[4 * i + 2] >= minX && b[4 * i + 1] <= maxY && b[4 * i + 3] >= minY
+            }
+            // Nodes to open, as (level, node); the root is the one node of the top level.
+            stack.removeAll(keepingCapacity: true)
+            let root = levelStarts[levels] - 1
+            guard meets(root) else { return }
+            stack.append(levels - 1)
+            stack.append(root)
+            while let node = stack.popLast() {
+                let level = stack.removeLast()
+                if level == 0 {
+                    results.append(items[node])
+                    continue
+                }
+                let first = levelStarts[level - 1] + (node - levelStarts[level]) * Self.nodeSize
+                let end = min(first + Self.nodeSize, levelStarts[level])
+                for child in first..<end where meets(child) {
+                    if level == 1 {
+                        results.append(items[child])
+                    } else {
+                        stack.append(level - 1)
+                        stack.append(child)
+                    }
+                }
+            }
+        }
+        return results.contents
+    }
+
+    /// Reorders leaves by the Hilbert index of their centres on a 2¹⁶ grid over all boxes (only
+    /// the grouping, hence query speed, depends on it), following each cycle of the permutation
+    /// so no second copy of the leaves is made.
+    private static func sortByHilbert(_ boxes: inout [Double], _ items: inout [Int32]) {
+        let n = items.count
+        guard n > 1 else { return }
+        var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
+        for i in 0..<n {
+            minX = min(minX, boxes[4 * i]); minY = min(minY, boxes[4 * i + 1])
+            maxX = max(maxX, boxes[4 * i + 2]); maxY = max(maxY, boxes[4 * i + 3])
+        }
+        let scaleX = maxX > minX ? 65535 / (maxX - minX) : 0
+        let scaleY = maxY > minY ? 65535 / (maxY - minY) : 0
+        // Hilbert index in the high half, leaf position in the low half.
+        var keys = [UInt64](unsafeUninitializedCapacity: n) { keys, count in
+            for i in 0..<n {
+                let x = UInt32(max(0, min(65535, ((boxes[4 * i] + boxes[4 * i + 2]) / 2 - minX) * scaleX)))
+                let y = UInt32(max(0, min(65535, ((boxes[4 * i + 1] + boxes[4 * i + 3]) / 2 - minY) * scaleY)))
+                keys[i] = UInt64(hilbert(x, y)) << 32 | UInt64(i)
+            }
+            count = n
+        }
+        sortInPlace(&keys)
+        // keys[i]'s low half is the leaf that goes to position i; bit 63 marks a placed position.
+        let placed: UInt64 = 1 << 63
+        for start in 0..<n where keys[start] & placed == 0 {
+            let box = (boxes[4 * start], boxes[4 * start + 1], boxes[4 * start + 2], boxes[4 * start + 3])
+            let item = items[start]
+            var j = start
+            while true {
+                let source = Int(truncatingIfNeeded: keys[j] & 0xFFFF_FFFF)
+                keys[j] = placed
+                if source == start {
+                    (boxes[4 * j], boxes[4 * j + 1], boxes[4 * j + 2], boxes[4 * j + 3]) = box
+                    items[j] = item
+                    break
+                }
+                for k in 0..<4 { boxes[4 * j + k] = boxes[4 * source + k] }
+                items[j] = items[source]
+                j = source
+            }
+        }
+    }
+
+    /// Sorts distinct keys: an in-place radix pass on the top 16 bits (American flag sort), then
+    /// each bucket on its own. About a tenth of the stdlib's merge sort here, and no buffer.
+    static func sortInPlace(_ keys: inout [UInt64]) {
+        let bucketCount = 1 << 16
+        var next = [Int](repeating: 0, count: bucketCount + 1)
+        for k in keys { next[Int(k >> 48) + 1] += 1 }
+        for b in 0..<bucketCount { next[b + 1] += next[b] }
+        let ends = Array(next[1...])
+        keys.withUnsafeMutableBufferPointer { keys in
+            for b in 0..<bucketCount {
+                // Every swap puts one key in its bucket for good.
+                while next[b] < ends[b] {
+                    let home = Int(keys[next[b]] >> 48)
+                    if home == b {
+                        next[b] += 1
+                    } else {
+                        keys.swapAt(next[b], next[home])
+                        next[home] += 1
+                    }
+                }
+            }
+            var start = 0
+            for end in ends {
+                if end - start > 1 { keys[start..<end].sort() }
+                start = end
+            }
+        }
+    }
+
+    /// Position of (x, y) along the Hilbert curve filling the 2¹⁶ × 2¹⁶ grid.
+    static func hilbert(_ x: UInt32, _ y: UInt32) -> UInt32 {
+        var x = x, y = y, d: UInt32 = 0
+        var s: UInt32 = 1 << 15
+        while s > 0 {
+            let rx: UInt32 = x & s != 0 ? 1 : 0
+            let ry: UInt32 = y & s != 0 ? 1 : 0
+            d &+= s &* s &* ((3 &* rx) ^ ry)
+            if ry == 0 {
+                if rx == 1 {
+                    x = 65535 &- x
+                    y = 65535 &- y
+                }
+                swap(&x, &y)
+            }
+            s >>= 1
+        }
+        return d
+    }
+}
+
+extension PackedRTree.Builder {
+    /// Adds the circle's envelopes (two where it crosses the antimeridian), all carrying `item`.
+    mutating func append(_ circle: GeodesicCircle, item: Int) {
+        circle.forEachEnvelope { e in
+            append(minX: e.minLon, minY: e.minLat, maxX: e.maxLon, maxY: e.maxLat, item: Int32(item))
+        }
+    }
+}

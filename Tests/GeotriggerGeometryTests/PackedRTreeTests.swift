@@ -1,0 +1,62 @@
+import GeotriggerCore
+@testable import GeotriggerGeometry
+import Testing
+
+@Suite("Packed R-tree")
+struct PackedRTreeTests {
+    /// Random boxes (points, slivers, shared edges) and random query boxes: the tree must return
+    /// exactly the boxes a closed-interval scan finds, each once — the set GEOS's STRtree gave.
+    @Test(arguments: [0, 1, 2, 15, 16, 17, 255, 256, 257, 5000])
+    func queriesEqualABruteForceScan(count: Int) {
+        var rng = SplitMix64(seed: UInt64(count) + 1)
+        var builder = PackedRTree.Builder(capacity: count)
+        var boxes: [(Double, Double, Double, Double)] = []
+        for i in 0..<count {
+            // A coarse grid makes boxes touch exactly, so closed-boundary handling is exercised.
+            let x = Double(rng.below(200)) / 4, y = Double(rng.below(200)) / 4
+            let w = i % 5 == 0 ? 0 : Double(rng.below(8)) / 4, h = i % 7 == 0 ? 0 : Double(rng.below(8)) / 4
+            boxes.append((x, y, x + w, y + h))
+            builder.append(minX: x, minY: y, maxX: x + w, maxY: y + h, item: Int32(i))
+        }
+        let tree = builder.build()
+        #expect(tree.count == count)
+        for q in 0..<300 {
+            let x = Double(rng.below(220)) / 4 - 1, y = Double(rng.below(220)) / 4 - 1
+            let w = q % 3 == 0 ? 0 : Double(rng.below(12)) / 4, h = q % 3 == 0 ? 0 : Double(rng.below(12)) / 4
+            let found = Array(tree.query(minX: x, minY: y, maxX: x + w, maxY: y + h)).sorted()
+            let expected = boxes.indices.filter {
+                boxes[$0].0 <= x + w && boxes[$0].2 >= x && boxes[$0].1 <= y + h && boxes[$0].3 >= y
+            }.map(Int32.init)
+            #expect(found == expected, "query \(q)")
+        }
+    }
+
+    @Test func appendingKeepsThePreviousResults() {
+        var builder = PackedRTree.Builder()
+        builder.append(minX: 0, minY: 0, maxX: 1, maxY: 1, item: 7)
+        builder.append(minX: 5, minY: 5, maxX: 6, maxY: 6, item: 9)
+        let tree = builder.build()
+        _ = tree.query(minX: 0.5, minY: 0.5, maxX: 0.5, maxY: 0.5)
+        #expect(Array(tree.query(minX: 6, minY: 6, maxX: 6, maxY: 6, appending: true)) == [7, 9])
+    }
+
+    @Test(arguments: [0, 1, 2, 100, 10_000])
+    func radixSortEqualsTheStandardSort(count: Int) {
+        var rng = SplitMix64(seed: 7)
+        // Few distinct top bits (crowded buckets) and spread ones; low halves keep keys distinct.
+        var keys = (0..<count).map { i in
+            (count > 100 ? rng.next() : rng.next() & 0x0003_0000_0000_0000 | 0xFFFC_0000_0000_0000) & ~0xFFFF_FFFF
+                | UInt64(i)
+        }
+        let expected = keys.sorted()
+        PackedRTree.sortInPlace(&keys)
+        #expect(keys == expected)
+    }
+
+    /// The Hilbert curve visits every cell of a small grid once (a bijection on 2¹⁶ × 2¹⁶ cells).
+    @Test func hilbertIndexIsABijectionOnACorner() {
+        var seen = Set<UInt32>()
+        for x in UInt32(0)..<64 { for y in UInt32(0)..<64 { seen.insert(PackedRTree.hilbert(x, y)) } }
+        #expect(seen.count == 64 * 64)
+    }
+}
