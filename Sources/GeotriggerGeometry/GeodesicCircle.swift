@@ -373,6 +373,8 @@ public struct HotCircle: Sendable {
     @usableFromInline var x, y, z: Double
     @usableFromInline var chordIn, chordOut, chordExitIn, chordExitOut: Float
     @usableFromInline var kLo, kHi, radius, exitRadius: Float
+    /// Pads the struct to 64 bytes, so an aligned table holds one per cache line.
+    private var padding: Int64 = 0
 
     @usableFromInline
     init(x: Double, y: Double, z: Double, chordIn: Float, chordOut: Float, chordExitIn: Float,

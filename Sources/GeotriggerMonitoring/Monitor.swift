@@ -128,6 +128,8 @@ public final class Monitor {
     /// Per region, a bit per event kind its `notifyOnEntry` / `notifyOnExit` turn off. As with
     /// Core Location's flags, the state is still tracked; only the event is not reported.
     private let silenced: [UInt8]
+    /// Whether any region silences an event kind (most sets do not, and then no lookup is made).
+    private let anySilenced: Bool
 
     public init(index: RegionIndex, options: MonitorOptions = MonitorOptions(), devices: DeviceTable = DeviceTable()) {
         self.index = index
@@ -138,6 +140,7 @@ public final class Monitor {
             (region.notifyOnEntry ? 0 : 1 << RegionEvent.Kind.enter.rawValue) |
                 (region.notifyOnExit ? 0 : 1 << RegionEvent.Kind.exit.rawValue)
         }
+        anySilenced = silenced.contains { $0 != 0 }
     }
 
     deinit {
@@ -404,7 +407,7 @@ public final class Monitor {
 
     @inline(__always)
     private func emit(_ e: RegionEvent) {
-        if silenced[Int(e.region)] & (1 << e.kind.rawValue) != 0 { return }
+        if anySilenced && silenced[Int(e.region)] & (1 << e.kind.rawValue) != 0 { return }
         sink?.handle(e)
     }
 

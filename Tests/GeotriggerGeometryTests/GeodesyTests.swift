@@ -166,6 +166,7 @@ struct GeodesicCircleTests {
             }
         }
         print("HotCircle: \(decided) decided; \(clear) positive clearances checked")
+        #expect(MemoryLayout<HotCircle>.stride == 64, "one cache line per region")
         #expect(decided > 1000 && clear > 1000)
     }
 
