@@ -20,6 +20,8 @@ public struct ReplayConfiguration: Sendable {
     /// Device id for GPX input (default: the file name without extension).
     public var device: String? = nil
     public var hysteresis: Hysteresis = .automatic
+    /// The tree over the regions' envelopes (`--index`).
+    public var tree: SpatialIndexKind = .packed
     public var monitor = MonitorOptions()
     public var beacons = BeaconOptions()
     /// Advance the clock to this time at the end of input (fires due timers).
@@ -91,10 +93,10 @@ public final class Replay {
     }
 
     /// Loads the regions and builds the index; a bad file stops here, before any reading.
-    public static func loadIndex(path: String, hysteresis: Hysteresis) throws -> RegionIndex {
+    public static func loadIndex(path: String, hysteresis: Hysteresis, tree: SpatialIndexKind = .packed) throws -> RegionIndex {
         do {
             let regions = try RegionFile.load(path: path)
-            return try RegionIndex(regions: regions, hysteresis: hysteresis)
+            return try RegionIndex(regions: regions, hysteresis: hysteresis, tree: tree)
         } catch var error as RegionFileError {
             if error.file.isEmpty { error.file = path }
             switch error.kind {
@@ -124,7 +126,7 @@ public final class Replay {
     public func run() throws -> ReplayStatistics {
         let start = monotonicSeconds()
         let config = configuration
-        let index = try Self.loadIndex(path: config.regionsPath, hysteresis: config.hysteresis)
+        let index = try Self.loadIndex(path: config.regionsPath, hysteresis: config.hysteresis, tree: config.tree)
         let requests = try config.requestsPath.map { try Self.loadRequests(path: $0, index: index) } ?? []
 
         // Open every input before reading any, so a missing file stops the run cleanly.

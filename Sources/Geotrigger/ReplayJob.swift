@@ -88,6 +88,7 @@ struct JobResult {
 struct JobSetup {
     var regions: [Region]
     var hysteresis: Hysteresis
+    var tree: SpatialIndexKind
     var monitor: MonitorOptions
     var beacons: BeaconOptions
     var requests: [NotificationRequest]
@@ -125,7 +126,7 @@ final class ReplayJob {
         do {
             // The run built the same index from the same regions and requests before starting the
             // jobs, so neither can fail here except by a bug.
-            let index = try index ?? RegionIndex(regions: setup.regions, hysteresis: setup.hysteresis)
+            let index = try index ?? RegionIndex(regions: setup.regions, hysteresis: setup.hysteresis, tree: setup.tree)
             engine = try Engine(index: index, options: setup.monitor, beaconOptions: setup.beacons, requests: setup.requests)
         } catch {
             preconditionFailure("replay job \(job): \(error)")

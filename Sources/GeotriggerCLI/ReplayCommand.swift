@@ -8,6 +8,7 @@ import Darwin
 
 extension InitialPolicy: ExpressibleByArgument {}
 extension ReadingFormat: ExpressibleByArgument {}
+extension SpatialIndexKind: ExpressibleByArgument {}
 
 struct ReplayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -66,6 +67,9 @@ struct ReplayCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("Fast path: each device keeps the regions within M metres of where it last asked the index, and tests only those whose boundary it may have reached (0 = plain path: query the index and test every nearby region at every fix). Events are identical either way.", valueName: "M"))
     var safeDistance: Double = 100
+
+    @Option(name: .customLong("index"), help: ArgumentHelp("The tree over the regions' envelopes: packed (a flat Hilbert-sorted R-tree, 36 bytes per region, no GEOS call per query) or geos (the GEOS STRtree of SPEC §1). Both give the same candidates, hence the same events.", valueName: "packed|geos"))
+    var tree: SpatialIndexKind = .packed
 
     @Option(help: ArgumentHelp("Emit dwell once per visit after S seconds continuously inside (default: off).", valueName: "S"))
     var dwell: Double?
@@ -134,6 +138,7 @@ struct ReplayCommand: ParsableCommand {
         config.statePath = stateOut
         config.echoProperties = echoProperties
         config.jobs = jobs
+        config.tree = tree
         let readsFiles = readings.contains { $0 != "-" }
         config.progress = progress ?? (readsFiles && isatty(STDERR_FILENO) != 0)
 

@@ -31,7 +31,18 @@ public enum Hysteresis: Equatable, Sendable {
     }
 }
 
-/// Every region with a geometry, its envelopes in a packed R-tree, and the exact tests behind it.
+/// Which tree holds the regions' envelopes. Both give exactly the same candidates.
+public enum SpatialIndexKind: String, Sendable, CaseIterable {
+    /// A flat R-tree in Swift, sorted along a Hilbert curve (`PackedRTree`): 36 bytes per
+    /// envelope, built in place, queried without any GEOS call. The default.
+    case packed
+    /// A GEOS STRtree (`GEOSSTRtree_*`), as SPEC §1 describes: a rectangle geometry per insert
+    /// and per box query, about twice the memory per region.
+    case geos
+}
+
+/// Every region with a geometry, its envelopes in a packed R-tree (or a GEOS STRtree), and the
+/// exact tests behind it.
 ///
 /// Circles are decided geodesically on WGS84 (`GeodesicCircle`); polygons with GEOS prepared
 /// geometry (`GEOSPreparedCovers_r`, boundary inside). Region numbers are positions in `regions`,
@@ -57,7 +68,8 @@ public final class RegionIndex {
     /// The prepared polygons, by region.
     let polygons: [Int32: GEOSPreparedGeometry]
     let context: GEOSContext
-    let tree: PackedRTree
+    let tree: PackedRTree?
+    let geosTree: STRtree?
     /// The point of the current fix, reused by the polygon tests of that fix; owned here. Made
     /// only when a polygon is tested (`queryPointStale`), so circle-only sets never call GEOS for it.
     private var queryPoint: OpaquePointer?
@@ -66,7 +78,8 @@ public final class RegionIndex {
 
     /// Builds the index. Throws `RegionFileError` (file left empty for the caller to fill) when a
     /// polygon is invalid, with GEOS's reason.
-    public init(regions: [Region], hysteresis: Hysteresis = .automatic, context: GEOSContext = GEOSContext()) throws {
+    public init(regions: [Region], hysteresis: Hysteresis = .automatic, tree kind: SpatialIndexKind = .packed,
+                context: GEOSContext = GEOSContext()) throws {
         self.context = context
         var slots: [Int32] = []
         slots.reserveCapacity(regions.count)
@@ -121,7 +134,17 @@ public final class RegionIndex {
             (hot + r).initialize(to: slot >= 0 ? circles[Int(slot)].hot : .none)
         }
         self.polygons = preparedPolygons
-        self.tree = rects.build()
+        switch kind {
+        case .packed:
+            tree = rects.build()
+            geosTree = nil
+        case .geos:
+            tree = nil
+            let boxes = rects.boxes, items = rects.items
+            geosTree = try STRtree(context: context, rectangles: items.indices.lazy.map { k in
+                (boxes[4 * k], boxes[4 * k + 1], boxes[4 * k + 2], boxes[4 * k + 3], Int(items[k]))
+            })
+        }
     }
 
     deinit {
@@ -138,11 +161,11 @@ public final class RegionIndex {
     /// The buffer is reused by the next call. Also sets the point the polygon tests use.
     public func candidates(at p: Coordinate) -> UnsafeBufferPointer<Int32> {
         setQueryPoint(p)
-        var found = tree.query(minX: p.longitude, minY: p.latitude, maxX: p.longitude, maxY: p.latitude)
+        var found = query(minX: p.longitude, minY: p.latitude, maxX: p.longitude, maxY: p.latitude)
         // Envelopes split at the antimeridian end at +180 or start at -180: a point on that line
         // may be written either way, so ask for both.
         if p.longitude == 180 || p.longitude == -180 {
-            found = tree.query(minX: -p.longitude, minY: p.latitude, maxX: -p.longitude, maxY: p.latitude, appending: true)
+            found = query(minX: -p.longitude, minY: p.latitude, maxX: -p.longitude, maxY: p.latitude, appending: true)
         }
         return Self.sortedUnique(found)
     }
@@ -162,8 +185,20 @@ public final class RegionIndex {
         let dLon = metres / (111_000 * cos(poleward * .pi / 180))
         guard p.longitude - dLon > -180, p.longitude + dLon < 180 else { return nil }
         setQueryPoint(p)
-        return Self.sortedUnique(tree.query(minX: p.longitude - dLon, minY: p.latitude - dLat,
-                                            maxX: p.longitude + dLon, maxY: p.latitude + dLat))
+        return Self.sortedUnique(query(minX: p.longitude - dLon, minY: p.latitude - dLat,
+                                       maxX: p.longitude + dLon, maxY: p.latitude + dLat))
+    }
+
+    /// Items whose envelope meets the box, from whichever tree the index was built with.
+    private func query(minX: Double, minY: Double, maxX: Double, maxY: Double,
+                       appending: Bool = false) -> UnsafeMutableBufferPointer<Int32> {
+        if let tree { return tree.query(minX: minX, minY: minY, maxX: maxX, maxY: maxY, appending: appending) }
+        // GEOS 3.11 makes a point of a degenerate rectangle; either way its envelope is the box.
+        guard let box = GEOSGeom_createRectangle_r(context.handle, minX, minY, maxX, maxY) else {
+            preconditionFailure("GEOS could not make a query rectangle: \(context.takeError("createRectangle"))")
+        }
+        defer { GEOSGeom_destroy_r(context.handle, box) }
+        return geosTree!.query(handle: box, appending: appending)
     }
 
     /// Sorts query results in place and drops repeats (a region split at the antimeridian has two

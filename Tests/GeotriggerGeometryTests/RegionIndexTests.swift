@@ -8,8 +8,9 @@ struct RegionIndexTests {
     /// Random circles (some polar, some across the antimeridian) and random polygons; random points
     /// near them. The tree's candidates must be exactly the regions whose envelopes contain the
     /// point (brute force), and must include every region the point is inside of (exact test).
-    @Test("Index candidates equal a brute-force scan", arguments: [UInt64(1), 2, 3])
-    func candidatesMatchBruteForce(seed: UInt64) throws {
+    @Test("Index candidates equal a brute-force scan (packed R-tree and GEOS STRtree)",
+          arguments: zip([UInt64(1), 2, 3], [SpatialIndexKind.packed, .packed, .geos]))
+    func candidatesMatchBruteForce(seed: UInt64, tree: SpatialIndexKind) throws {
         var rng = SplitMix64(seed: seed)  // deterministic, so failures reproduce
         var regions: [Region] = []
         var centres: [Coordinate] = []
@@ -34,7 +35,7 @@ struct RegionIndexTests {
                 regions.append(Region(id: "c\(i)", shape: .circle(center: c, radius: r)))
             }
         }
-        let index = try RegionIndex(regions: regions, hysteresis: .automatic)
+        let index = try RegionIndex(regions: regions, hysteresis: .automatic, tree: tree)
         let boxes: [[Envelope]] = index.shapes.enumerated().map { i, shape in
             switch shape {
             case .none: return []
@@ -87,11 +88,11 @@ struct RegionIndexTests {
         #expect(inside > 300, "the test should exercise many inside points, got \(inside)")
     }
 
-    @Test("a point on the antimeridian finds circles on both sides")
-    func antimeridianPoint() throws {
+    @Test("a point on the antimeridian finds circles on both sides", arguments: SpatialIndexKind.allCases)
+    func antimeridianPoint(tree: SpatialIndexKind) throws {
         let east = Region(id: "east", shape: .circle(center: Coordinate(latitude: -17, longitude: 179.999), radius: 1000))
         let west = Region(id: "west", shape: .circle(center: Coordinate(latitude: -17, longitude: -179.999), radius: 1000))
-        let index = try RegionIndex(regions: [east, west], hysteresis: .metres(0))
+        let index = try RegionIndex(regions: [east, west], hysteresis: .metres(0), tree: tree)
         for lon in [180.0, -180.0] {
             let p = Coordinate(latitude: -17, longitude: lon)
             #expect(Array(index.candidates(at: p)) == [0, 1])
@@ -99,10 +100,10 @@ struct RegionIndexTests {
         }
     }
 
-    @Test("a circle around the pole is found from any longitude")
-    func polarCircle() throws {
+    @Test("a circle around the pole is found from any longitude", arguments: SpatialIndexKind.allCases)
+    func polarCircle(tree: SpatialIndexKind) throws {
         let pole = Region(id: "pole", shape: .circle(center: Coordinate(latitude: 90, longitude: 0), radius: 5000))
-        let index = try RegionIndex(regions: [pole], hysteresis: .metres(0))
+        let index = try RegionIndex(regions: [pole], hysteresis: .metres(0), tree: tree)
         for lon in stride(from: -180.0, through: 180, by: 15) {
             let p = Coordinate(latitude: 89.97, longitude: lon)   // ≈ 3.3 km from the pole
             #expect(Array(index.candidates(at: p)) == [0])

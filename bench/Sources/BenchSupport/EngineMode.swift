@@ -4,7 +4,7 @@ import Geotrigger
 public enum EngineMode: String, CaseIterable, Codable, Sendable {
     /// Defaults: automatic hysteresis, accuracy limit 200 m, fast path (safe distance 100 m).
     case fast
-    /// The plain GEOS-tree path: every fix queries the index (`--safe-distance 0`).
+    /// The plain GEOS-tree path: every fix queries a GEOS STRtree (`--safe-distance 0 --index geos`).
     case plain
     /// Exact mode on the fast path: events are exactly the geodesic boundary crossings.
     case exactFast
@@ -14,9 +14,9 @@ public enum EngineMode: String, CaseIterable, Codable, Sendable {
     public var replayFlags: [String] {
         switch self {
         case .fast: return []
-        case .plain: return ["--safe-distance", "0"]
+        case .plain: return ["--safe-distance", "0", "--index", "geos"]
         case .exactFast: return ["--hysteresis", "0", "--max-accuracy", "0"]
-        case .exactPlain: return ["--hysteresis", "0", "--max-accuracy", "0", "--safe-distance", "0"]
+        case .exactPlain: return ["--hysteresis", "0", "--max-accuracy", "0", "--safe-distance", "0", "--index", "geos"]
         }
     }
 
@@ -28,8 +28,11 @@ public enum EngineMode: String, CaseIterable, Codable, Sendable {
         return MonitorOptions(maxAccuracy: exact ? 0 : 200, safeDistance: plain ? nil : 100)
     }
 
+    /// The plain modes use the GEOS STRtree; the fast ones the default packed tree.
+    public var tree: SpatialIndexKind { self == .plain || self == .exactPlain ? .geos : .packed }
+
     /// An engine over `regions` with this mode's settings.
     public func engine(regions: [Region]) throws -> Engine {
-        try Engine(index: RegionIndex(regions: regions, hysteresis: hysteresis), options: options)
+        try Engine(index: RegionIndex(regions: regions, hysteresis: hysteresis, tree: tree), options: options)
     }
 }

@@ -40,7 +40,7 @@ struct Report {
             ("Readings (fixes or sightings)", { grouped($0.fixes) }),
             ("**End-to-end fixes/s** (`geotrigger replay`, NDJSON in, events to a file, incl. start-up and index build)",
              { "**\(rate($0.replay("fast")?.fixesPerSecond))**" }),
-            ("Plain GEOS-tree path end-to-end (`--safe-distance 0`) — fast ÷ plain",
+            ("Plain GEOS-tree path end-to-end (`--safe-distance 0 --index geos`) — fast ÷ plain",
              { "\(rate($0.replay("plain")?.fixesPerSecond)) — \(ratio($0.replay("fast")?.fixesPerSecond, $0.replay("plain")?.fixesPerSecond))" }),
             ("Exact mode end-to-end, fast / plain path",
              { "\(rate($0.replay("exactFast")?.fixesPerSecond)) / \(rate($0.replay("exactPlain")?.fixesPerSecond))" }),
