@@ -90,11 +90,13 @@ public struct GeodesicCircle: Sendable {
         case ambiguous
     }
 
-    public let center: Coordinate
+    /// The center and both radii: all that tier 2 and the exact test need.
+    public let core: CircleCore
+    @inlinable public var center: Coordinate { core.center }
     /// Entry radius in metres.
-    public let radius: Double
+    @inlinable public var radius: Double { core.radius }
     /// Exit radius in metres (radius + hysteresis), ≥ `radius`.
-    public let exitRadius: Double
+    @inlinable public var exitRadius: Double { core.exitRadius }
 
     // Tier 1: the center's unit vector and squared-chord thresholds.
     @usableFromInline let cx: Double
@@ -120,7 +122,7 @@ public struct GeodesicCircle: Sendable {
 
     /// The latitude band of tier 1 around a center (radians): the stretch s = M/N at the center,
     /// the band's half-width δ and its smallest and largest |φ|.
-    private static func band(center: Coordinate, exitRadius: Double) -> (s: Double, delta: Double, minAbs: Double, maxAbs: Double) {
+    static func band(center: Coordinate, exitRadius: Double) -> (s: Double, delta: Double, minAbs: Double, maxAbs: Double) {
         let phi0 = center.latitude * (Double.pi / 180)
         let s = Self.meridional(phi0) / Self.primeVertical(phi0)
         let bandReach = 2 * exitRadius + 100
@@ -128,17 +130,6 @@ public struct GeodesicCircle: Sendable {
         let maxAbs = min(Double.pi / 2, abs(phi0) + delta)
         let minAbs = abs(phi0) <= delta ? 0 : abs(phi0) - delta
         return (s, delta, minAbs, maxAbs)
-    }
-
-    /// Tier 2's constants, recomputed (nil where tier 2 is not used: beyond 85° or D > 200 km).
-    @usableFromInline var stretchedSphere: StretchedSphere? {
-        let (s, delta, minAbs, maxAbs) = Self.band(center: center, exitRadius: exitRadius)
-        guard maxAbs < 85 * Double.pi / 180 && 2 * exitRadius + 100 <= 200_000 else { return nil }
-        let slack = abs(1 - s) * delta
-        let e = slack * tan(maxAbs + slack)
-        let lo = min(Self.meridional(minAbs) / s, Self.primeVertical(minAbs) * exp(-e)) * (1 - 1e-12)
-        let hi = max(Self.meridional(maxAbs) / s, Self.primeVertical(maxAbs) * exp(e)) * (1 + 1e-12)
-        return StretchedSphere(stretch: s, cosCenterLat: cosDegrees(center.latitude), rhoLo: lo, rhoHi: hi)
     }
 
     /// Minimum radius of curvature of WGS84, a(1 − e²) (meridional, at the equator), metres.
@@ -172,9 +163,7 @@ public struct GeodesicCircle: Sendable {
         precondition(radius >= 0 && exitRadius >= radius && exitRadius.isFinite,
                      "GeodesicCircle needs 0 <= radius <= exitRadius < infinity")
         precondition(abs(center.latitude) <= 90, "GeodesicCircle center latitude must be in [-90, 90]")
-        self.center = center
-        self.radius = radius
-        self.exitRadius = exitRadius
+        core = CircleCore(center: center, radius: radius, exitRadius: exitRadius)
         let unit = GeoPoint(center)
         cx = unit.x; cy = unit.y; cz = unit.z
 
@@ -220,17 +209,6 @@ public struct GeodesicCircle: Sendable {
     func chord2(_ q: GeoPoint) -> Double {
         let dx = q.x - cx, dy = q.y - cy, dz = q.z - cz
         return dx * dx + dy * dy + dz * dz
-    }
-
-    /// The haversine of the stretched-sphere angle between the center and `p` (tier 2).
-    @inlinable
-    func stretchedHaversine(_ p: Coordinate, _ sphere: StretchedSphere) -> Double {
-        let dPsi = sphere.stretch * (p.latitude - center.latitude)
-        var dLon = p.longitude - center.longitude
-        if abs(dLon) > 180 { dLon -= Double(signOf: dLon, magnitudeOf: 360) }
-        let a = sin(dPsi * (Double.pi / 360))
-        let b = sin(dLon * (Double.pi / 360))
-        return a * a + sphere.cosCenterLat * cosDegrees(center.latitude + dPsi) * (b * b)
     }
 
     /// A lower bound, in metres, on how far `q` must move before the decision for this circle can
@@ -292,18 +270,7 @@ public struct GeodesicCircle: Sendable {
         if c2 <= chordIn { return .inside }
         if c2 > chordOut { return .outside }
         guard c2.isFinite else { return .ambiguous }
-        return classifyOnStretchedSphere(q.coordinate, exit: exit)
-    }
-
-    /// Tier 2, out of line: its constants are recomputed here, for the few points tier 1 leaves.
-    @usableFromInline @inline(never)
-    func classifyOnStretchedSphere(_ p: Coordinate, exit: Bool) -> Decision {
-        guard let sphere = stretchedSphere else { return .ambiguous }
-        let h = stretchedHaversine(p, sphere)
-        let r = exit ? exitRadius : radius
-        if h <= Self.haversineBelow(r / sphere.rhoHi) { return .inside }
-        if h > Self.haversineAbove(r / sphere.rhoLo) { return .outside }
-        return .ambiguous
+        return core.classifyOnStretchedSphere(q.coordinate, exit: exit)
     }
 
     public func cheapClassify(_ p: Coordinate) -> Decision { cheapClassify(GeoPoint(p)) }
@@ -331,6 +298,71 @@ public struct GeodesicCircle: Sendable {
 
     public func isInside(_ p: Coordinate) -> Bool { isInside(GeoPoint(p)) }
     public func isBeyondExit(_ p: Coordinate) -> Bool { isBeyondExit(GeoPoint(p)) }
+
+    /// The exact WGS84 geodesic distance from the center to `p`, metres.
+    @inlinable
+    public func distance(to p: Coordinate) -> Double { core.distance(to: p) }
+
+    /// The geodesic distance from the center to `p` rounded to the centimetre (see `CircleCore`).
+    public func distanceInCentimetres(to p: Coordinate) -> Double { core.distanceInCentimetres(to: p) }
+}
+
+/// A circle's center and radii, with the tests that need nothing else: tier 2 (its constants
+/// recomputed on each use) and Karney's exact distance. The region index keeps these (32 bytes)
+/// beside its `HotCircle` table, which stands in for tier 1.
+public struct CircleCore: Sendable {
+    public let center: Coordinate
+    public let radius: Double
+    public let exitRadius: Double
+
+    public init(center: Coordinate, radius: Double, exitRadius: Double) {
+        self.center = center
+        self.radius = radius
+        self.exitRadius = exitRadius
+    }
+
+    /// Tier 2's constants, recomputed (nil where tier 2 is not used: beyond 85° or D > 200 km).
+    @usableFromInline var stretchedSphere: GeodesicCircle.StretchedSphere? {
+        let (s, delta, minAbs, maxAbs) = GeodesicCircle.band(center: center, exitRadius: exitRadius)
+        guard maxAbs < 85 * Double.pi / 180 && 2 * exitRadius + 100 <= 200_000 else { return nil }
+        let slack = abs(1 - s) * delta
+        let e = slack * tan(maxAbs + slack)
+        let lo = min(GeodesicCircle.meridional(minAbs) / s, GeodesicCircle.primeVertical(minAbs) * exp(-e)) * (1 - 1e-12)
+        let hi = max(GeodesicCircle.meridional(maxAbs) / s, GeodesicCircle.primeVertical(maxAbs) * exp(e)) * (1 + 1e-12)
+        return GeodesicCircle.StretchedSphere(stretch: s, cosCenterLat: cosDegrees(center.latitude), rhoLo: lo, rhoHi: hi)
+    }
+
+    /// The haversine of the stretched-sphere angle between the center and `p` (tier 2).
+    @inlinable
+    func stretchedHaversine(_ p: Coordinate, _ sphere: GeodesicCircle.StretchedSphere) -> Double {
+        let dPsi = sphere.stretch * (p.latitude - center.latitude)
+        var dLon = p.longitude - center.longitude
+        if abs(dLon) > 180 { dLon -= Double(signOf: dLon, magnitudeOf: 360) }
+        let a = sin(dPsi * (Double.pi / 360))
+        let b = sin(dLon * (Double.pi / 360))
+        return a * a + sphere.cosCenterLat * cosDegrees(center.latitude + dPsi) * (b * b)
+    }
+
+    /// Tier 2, out of line: its constants are recomputed here, for the few points tier 1 leaves.
+    @usableFromInline @inline(never)
+    func classifyOnStretchedSphere(_ p: Coordinate, exit: Bool) -> GeodesicCircle.Decision {
+        guard let sphere = stretchedSphere else { return .ambiguous }
+        let h = stretchedHaversine(p, sphere)
+        let r = exit ? exitRadius : radius
+        if h <= GeodesicCircle.haversineBelow(r / sphere.rhoHi) { return .inside }
+        if h > GeodesicCircle.haversineAbove(r / sphere.rhoLo) { return .outside }
+        return .ambiguous
+    }
+
+    /// Whether `p` is inside (against `radius`) or, with `exit`, beyond `exitRadius`: tier 2,
+    /// then Karney's distance. For points the cheap tiers upstream left open.
+    public func decide(_ p: Coordinate, exit: Bool) -> Bool {
+        switch classifyOnStretchedSphere(p, exit: exit) {
+        case .inside: return !exit
+        case .outside: return exit
+        case .ambiguous: return exit ? distance(to: p) > exitRadius : distance(to: p) <= radius
+        }
+    }
 
     /// The exact WGS84 geodesic distance from the center to `p`, metres.
     @inlinable

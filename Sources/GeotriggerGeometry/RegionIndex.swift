@@ -58,10 +58,11 @@ public final class RegionIndex {
     }
 
     public let regions: [Region]
-    /// Per region: its position in `circles` (≥ 0), or −1 for a polygon, −2 for no geometry.
+    /// Per region: its position in `cores` (≥ 0), or −1 for a polygon, −2 for no geometry.
     @usableFromInline let slots: [Int32]
-    /// The circles, contiguous.
-    @usableFromInline let circles: [GeodesicCircle]
+    /// The circles' centers and radii (32 bytes each): what their slow paths need once the
+    /// `hot` table has left a point open. Full `GeodesicCircle`s are made on demand (`circle(_:)`).
+    @usableFromInline let cores: [CircleCore]
     /// Per region, what the hot path reads of its circle (`HotCircle.none` for other shapes): one
     /// 64-byte-aligned cache line each, so a test costs at most one miss. Owned here.
     @usableFromInline let hot: UnsafeMutablePointer<HotCircle>
@@ -83,8 +84,27 @@ public final class RegionIndex {
         self.context = context
         var slots: [Int32] = []
         slots.reserveCapacity(regions.count)
-        var circles: [GeodesicCircle] = []
-        circles.reserveCapacity(regions.count)
+        var cores: [CircleCore] = []
+        cores.reserveCapacity(regions.count)
+        // One slot and one hot entry per region, filled in region order.
+        let hot = UnsafeMutableRawPointer.allocate(byteCount: max(1, regions.count) * MemoryLayout<HotCircle>.stride,
+                                                   alignment: 64).bindMemory(to: HotCircle.self, capacity: regions.count)
+        // Freed here if building throws (an invalid polygon, a GEOS failure); `deinit` frees it
+        // once the index is complete.
+        var complete = false
+        defer {
+            if !complete {
+                hot.deinitialize(count: slots.count)
+                UnsafeMutableRawPointer(hot).deallocate()
+            }
+        }
+        func add(_ circle: GeodesicCircle?) {
+            (hot + slots.count).initialize(to: circle?.hot ?? .none)
+            if let circle {
+                slots.append(Int32(cores.count))
+                cores.append(circle.core)
+            }
+        }
         var preparedPolygons: [Int32: GEOSPreparedGeometry] = [:]
         var rects = PackedRTree.Builder(capacity: regions.count)
         for (i, region) in regions.enumerated() {
@@ -92,20 +112,19 @@ public final class RegionIndex {
             case .circle(let center, let radius):
                 let circle = GeodesicCircle(
                     center: center, radius: radius, exitRadius: radius + hysteresis.margin(forRadius: radius))
-                slots.append(Int32(circles.count))
-                circles.append(circle)
                 rects.append(circle, item: i)
+                add(circle)
             case .beacon(let beacon):
                 guard let position = beacon.position else {
+                    add(nil)
                     slots.append(-2)
                     continue
                 }
                 // A positioned beacon's zone is also a circle, so fixes (GPS or indoor) trigger it.
                 let r = beacon.zone.radius
                 let circle = GeodesicCircle(center: position, radius: r, exitRadius: r + hysteresis.beaconMargin(forRadius: r))
-                slots.append(Int32(circles.count))
-                circles.append(circle)
                 rects.append(circle, item: i)
+                add(circle)
             case .polygons(let polygons):
                 let geometry: GEOSGeometry
                 do {
@@ -120,6 +139,7 @@ public final class RegionIndex {
                 }
                 let b = geometry.bounds()
                 rects.append(minX: b.minX, minY: b.minY, maxX: b.maxX, maxY: b.maxY, item: Int32(i))
+                add(nil)
                 slots.append(-1)
                 let prepared = try GEOSPreparedGeometry(geometry)
                 preparedPolygons[Int32(i)] = prepared
@@ -127,12 +147,8 @@ public final class RegionIndex {
         }
         self.regions = regions
         self.slots = slots
-        self.circles = circles
-        hot = UnsafeMutableRawPointer.allocate(byteCount: max(1, slots.count) * MemoryLayout<HotCircle>.stride,
-                                               alignment: 64).bindMemory(to: HotCircle.self, capacity: slots.count)
-        for (r, slot) in slots.enumerated() {
-            (hot + r).initialize(to: slot >= 0 ? circles[Int(slot)].hot : .none)
-        }
+        self.cores = cores
+        self.hot = hot
         self.polygons = preparedPolygons
         switch kind {
         case .packed:
@@ -145,6 +161,7 @@ public final class RegionIndex {
                 (boxes[4 * k], boxes[4 * k + 1], boxes[4 * k + 2], boxes[4 * k + 3], Int(items[k]))
             })
         }
+        complete = true
     }
 
     deinit {
@@ -216,7 +233,7 @@ public final class RegionIndex {
     /// The shape of region `r` (assembled on demand; the index keeps circles and polygons apart).
     public func shape(_ r: Int) -> Shape {
         let slot = slots[r]
-        if slot >= 0 { return .circle(circles[Int(slot)]) }
+        if slot >= 0, let circle = circle(r) { return .circle(circle) }
         if slot == -1, let g = polygons[Int32(r)] { return .polygon(g) }
         return .none
     }
@@ -225,11 +242,13 @@ public final class RegionIndex {
     /// for one region.
     public var shapes: [Shape] { slots.indices.map(shape) }
 
-    /// The circle of region `r`, if it is one.
-    @inlinable @inline(__always)
+    /// The circle of region `r`, if it is one (made from its center and radii: tier 1's constants
+    /// are computed anew, so this is for inspection, not the hot path).
     public func circle(_ r: Int) -> GeodesicCircle? {
         let slot = slots[r]
-        return slot >= 0 ? circles[Int(slot)] : nil
+        guard slot >= 0 else { return nil }
+        let core = cores[Int(slot)]
+        return GeodesicCircle(center: core.center, radius: core.radius, exitRadius: core.exitRadius)
     }
 
     /// How far `q` must move before region `r`'s decision can change (metres, a lower bound; 0 for
@@ -249,7 +268,7 @@ public final class RegionIndex {
         let h = hot[r]
         if let decided = h.isInside(chord2: h.chord2(q)) { return decided }
         let slot = slots[r]
-        if slot >= 0 { return circles.withUnsafeBufferPointer { $0[Int(slot)].isInside(q) } }
+        if slot >= 0 { return cores.withUnsafeBufferPointer { $0[Int(slot)].decide(q.coordinate, exit: false) } }
         return slot == -1 && coversQueryPoint(Int32(r))
     }
 
@@ -261,7 +280,7 @@ public final class RegionIndex {
         let h = hot[r]
         if let decided = h.isBeyondExit(chord2: h.chord2(q)) { return decided }
         let slot = slots[r]
-        if slot >= 0 { return circles.withUnsafeBufferPointer { $0[Int(slot)].isBeyondExit(q) } }
+        if slot >= 0 { return cores.withUnsafeBufferPointer { $0[Int(slot)].decide(q.coordinate, exit: true) } }
         return slot == -2 || !coversQueryPoint(Int32(r))
     }
 
@@ -270,13 +289,15 @@ public final class RegionIndex {
 
     /// Exact geodesic distance from a circle's centre, or nil for a polygon.
     public func distanceFromCenter(_ r: Int, _ p: Coordinate) -> Double? {
-        circle(r)?.distance(to: p)
+        let slot = slots[r]
+        return slot >= 0 ? cores[Int(slot)].distance(to: p) : nil
     }
 
     /// The distance events report: geodesic distance from a circle's centre rounded to the
     /// centimetre (exactly as the exact distance rounds), or NaN for a polygon.
     public func reportedDistance(_ r: Int, _ p: Coordinate) -> Double {
-        circle(r)?.distanceInCentimetres(to: p) ?? .nan
+        let slot = slots[r]
+        return slot >= 0 ? cores[Int(slot)].distanceInCentimetres(to: p) : .nan
     }
 
     @usableFromInline

@@ -336,7 +336,7 @@ public final class BeaconMonitor {
     /// position is within its radius and left beyond radius + `fusedExitMargin`, each only after
     /// `fusedConfirmations` consecutive updates agree.
     private func fuse(device d: Int32, at t: Double) {
-        guard let frame else { return }
+        guard frame != nil else { return }
         var anchors = FusionAnchors()
         for ti in deviceTracks[Int(d)] {
             guard let (mean, _) = tracks[Int(ti)].window.gatedMean(since: t - options.fusionWindow) else { continue }

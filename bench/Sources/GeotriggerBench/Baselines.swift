@@ -66,7 +66,7 @@ extension Bench {
         let note = (count < files.readingCount ? "first \(count) fixes" : "all fixes")
             + (printed == nil ? "; wall time incl. start-up" : "; as the peer reports it")
         return (Results.Baseline(fixes: count, fixesPerSecond: perSecond, speedup: fastFixesPerSecond / perSecond,
-                                 note: note + "; against `geotrigger replay`"), nil)
+                                 note: note + "; against `geotrigger replay` in exact mode (fast path), as the peer is exact"), nil)
     }
 
     /// The number just before "fixes/s" on the last line that mentions it ("1,234.5 fixes/s").

@@ -57,7 +57,7 @@ struct Report {
              { $0.allocationsPerReading.map { String(format: "%.3f", $0) } ?? "not measured" }),
             ("Brute-force scan fixes/s — engine speed-up (exact mode, in-process)",
              { $0.brute.map { "\(rate($0.fixesPerSecond)) — \(String(format: "%.0f×", $0.speedup)) (\($0.note.split(separator: ";")[0]))" } ?? "n/a (beacon regions have no geometry)" }),
-            ("Python peer fixes/s — `geotrigger replay` ÷ peer",
+            ("Python peer fixes/s — `geotrigger replay` (exact mode) ÷ peer",
              { $0.peer.map { "\(rate($0.fixesPerSecond)) — \(String(format: "%.1f×", $0.speedup)) (\($0.note.split(separator: ";")[0]))" } ?? ($0.peerNote ?? "not run") }),
             ("Exact mode: fast-path events byte-identical to the plain path's",
              { "\($0.exactEventsIdentical ? "yes" : "**NO**") (\(grouped($0.exactEvents)) events)" }),
