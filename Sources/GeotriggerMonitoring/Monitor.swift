@@ -123,6 +123,8 @@ public final class Monitor {
 
     /// Reused to collect a device's new neighbourhood (or the retested part of it).
     @exclusivity(unchecked) private var hood: [NearRegion] = []
+    /// Where `RegionIndex.warm` results go, so the loads it issues are not optimised away.
+    @exclusivity(unchecked) private var warmth = 0.0
     /// Reused for the regions a partial evaluation retests, ascending.
     @exclusivity(unchecked) private var retest: [Int32] = []
     /// Per region, a bit per event kind its `notifyOnEntry` / `notifyOnExit` turn off. As with
@@ -223,6 +225,7 @@ public final class Monitor {
             return .applied
         }
         hood.removeAll(keepingCapacity: true)
+        warmth = index.warm(box)
         let safe = evaluate(di, d, t, q, box, partial: false, first: first, safe: reach, keepBelow: reach)
         hood.sort { $0.clearance < $1.clearance }
         swap(&states[di].near, &hood)
@@ -252,6 +255,7 @@ public final class Monitor {
         retest.removeAll(keepingCapacity: true)
         for e in near[..<k] { retest.append(e.region) }
         retest.withUnsafeMutableBufferPointer { $0.insertionSort() }
+        warmth = retest.withUnsafeBufferPointer { index.warm($0) }
         index.setQueryPoint(q.coordinate)
         hood.removeAll(keepingCapacity: true)
         let tested = retest
