@@ -32,11 +32,11 @@ public final class Engine {
     public let beacons: BeaconMonitor
     public let scheduler: Scheduler
     /// Called for every region event, in order (after `output`).
-    public var onEvent: ((RegionEvent) -> Void)?
+    @exclusivity(unchecked) public var onEvent: ((RegionEvent) -> Void)?
     /// Called for every delivery, in order (after `output`).
-    public var onDeliver: ((Delivery) -> Void)?
+    @exclusivity(unchecked) public var onDeliver: ((Delivery) -> Void)?
     /// Receives events and deliveries before the closures (the replay's writer).
-    public weak var output: (any EngineOutput)?
+    @exclusivity(unchecked) public weak var output: (any EngineOutput)?
     private let relay = Relay()
     private let beaconRelay = BeaconRelay()
 
@@ -50,11 +50,11 @@ public final class Engine {
         /// Timers due at or before the clock after the reading.
         case timersAfter
     }
-    public private(set) var phase = Phase.reading
+    @exclusivity(unchecked) public private(set) var phase = Phase.reading
     /// The timer firing now: its due time and queue (0 dwell, 1 beacon, 2 notification), the order
     /// `nextTimer` takes them in.
-    public private(set) var firingDue = 0.0
-    public private(set) var firingQueue: UInt8 = 0
+    @exclusivity(unchecked) public private(set) var firingDue = 0.0
+    @exclusivity(unchecked) public private(set) var firingQueue: UInt8 = 0
 
     public convenience init(regions: [Region], hysteresis: Hysteresis = .automatic, options: MonitorOptions = MonitorOptions(),
                             beaconOptions: BeaconOptions = BeaconOptions(), requests: [NotificationRequest] = []) throws {

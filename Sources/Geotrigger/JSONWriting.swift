@@ -72,27 +72,17 @@ extension OutputFile {
         }
     }
 
+    /// Appends a decimal integer, most significant digit first (no scratch buffer, no closure:
+    /// this runs for every event's distance).
     public func appendInteger(_ value: Int64) {
-        var v = value
-        if v < 0 {
-            append(UInt8(ascii: "-"))
-            v = -v
-        }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var n = 0
-        withUnsafeMutableBytes(of: &digits) { d in
-            repeat {
-                d[n] = UInt8(ascii: "0") + UInt8(v % 10)
-                v /= 10
-                n += 1
-            } while v > 0
-            while n > 0 {
-                n -= 1
-                append(d[n])
-            }
-        }
+        if value < 0 { append(UInt8(ascii: "-")) }
+        let v = value.magnitude
+        var divisor: UInt64 = 1
+        while divisor <= v / 10 { divisor &*= 10 }
+        repeat {
+            append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v / divisor % 10))
+            divisor /= 10
+        } while divisor > 0
     }
 
     /// Appends `{"uuid":"…","major":…,"minor":…}` for a concrete beacon.

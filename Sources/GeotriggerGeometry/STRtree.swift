@@ -69,9 +69,9 @@ public final class STRtree {
 
 /// Growable Int32 buffer the query callback appends to; allocated once per tree.
 final class ResultBuffer {
-    private var storage: UnsafeMutablePointer<Int32>
-    private var capacity: Int
-    var count = 0
+    @exclusivity(unchecked) private var storage: UnsafeMutablePointer<Int32>
+    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) var count = 0
 
     init() {
         capacity = 64

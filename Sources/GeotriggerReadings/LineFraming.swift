@@ -20,7 +20,7 @@ final class LineFraming {
     private let reader: LineReader
     private(set) var line = UnsafeRawBufferPointer(start: nil, count: 0)
     /// Filled by `accept`; `line` is set here, once the parser has said it is a reading.
-    private(set) var reading = Reading()
+    @exclusivity(unchecked) private(set) var reading = Reading()
     private(set) var lineNumber = 0
     private(set) var blankLines = 0
     /// Room for unescaped field bytes. Unescaping never lengthens text, so a line always fits

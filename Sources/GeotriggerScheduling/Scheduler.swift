@@ -81,8 +81,8 @@ public final class Scheduler {
     private var everyDevice: [Int32] = []
     /// Requests for named devices, added at that device's first reading.
     private var forDevice: [String: [Int32]] = [:]
-    private var centers: [Center] = []
-    private var timers = TimerQueue<Timer>()
+    @exclusivity(unchecked) private var centers: [Center] = []
+    @exclusivity(unchecked) private var timers = TimerQueue<Timer>()
     private var instanceCounter: UInt32 = 0
 
     /// - Parameters:

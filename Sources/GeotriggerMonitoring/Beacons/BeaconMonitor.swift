@@ -113,7 +113,7 @@ public final class BeaconMonitor {
     private var zones: [Zone] = []
     private var zoneSlots: [UInt64: Int32] = [:]
     private var zoneKeys: [(device: Int32, region: Int32)] = []
-    private var timers = TimerQueue<SilenceTimer>()
+    @exclusivity(unchecked) private var timers = TimerQueue<SilenceTimer>()
     /// Ranks devices for timers due at the same time (`DeviceTable.rank`); the engine shares its
     /// table. Without one a device ranks by its id.
     public var devices: DeviceTable?
