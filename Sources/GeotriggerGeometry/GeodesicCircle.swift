@@ -16,16 +16,19 @@ public struct GeoPoint: Sendable {
     @usableFromInline let x: Double
     @usableFromInline let y: Double
     @usableFromInline let z: Double
+    /// cos φ, computed once here for the callers that also need it.
+    public let cosLatitude: Double
 
     @inlinable
     public init(_ c: Coordinate) {
         coordinate = c
+        let phi = c.latitude * (Double.pi / 180), lambda = c.longitude * (Double.pi / 180)
+        let cosPhi = cos(phi)
+        cosLatitude = cosPhi
         guard abs(c.latitude) <= 90, c.longitude.isFinite else {
             x = .nan; y = .nan; z = .nan
             return
         }
-        let phi = c.latitude * (Double.pi / 180), lambda = c.longitude * (Double.pi / 180)
-        let cosPhi = cos(phi)
         x = cosPhi * cos(lambda)
         y = cosPhi * sin(lambda)
         z = sin(phi)
@@ -448,19 +451,5 @@ public struct HotCircle: Sendable {
     public func clearance(chord2 c2: Double, inside: Bool) -> Double {
         GeodesicCircle.clearance(chord2: c2, inside: inside, radius: Double(radius), exitRadius: Double(exitRadius),
                                  kLo: Double(kLo), kHi: Double(kHi))
-    }
-}
-
-extension Float {
-    /// The largest Float not above `x`.
-    @usableFromInline static func below(_ x: Double) -> Float {
-        let f = Float(x)
-        return Double(f) > x ? f.nextDown : f
-    }
-
-    /// The smallest Float not below `x`.
-    @usableFromInline static func above(_ x: Double) -> Float {
-        let f = Float(x)
-        return Double(f) < x ? f.nextUp : f
     }
 }

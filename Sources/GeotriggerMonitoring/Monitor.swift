@@ -116,8 +116,7 @@ public final class Monitor {
         /// Rounds down, so the stored clearance stays a lower bound.
         init(region: Int32, clearance: Double) {
             self.region = region
-            let f = Float(max(0, clearance))
-            self.clearance = Double(f) > clearance ? f.nextDown : f
+            self.clearance = .below(max(0, clearance))
         }
     }
 
@@ -213,7 +212,7 @@ public final class Monitor {
                 states[di].odometer += GeodesicCircle.maxCurvatureRadius
                     * Self.angleBound(phi, lambda, states[di].anchorPhi, states[di].anchorLambda, states[di].anchorCos)
                 let safe = retestNeighbourhood(di, d, t, q, odometer: states[di].odometer, first: first)
-                setAnchor(di, phi, lambda, safe: min(safe, states[di].reach - moved))
+                setAnchor(di, phi, lambda, q.cosLatitude, safe: min(safe, states[di].reach - moved))
                 return .applied
             }
         }
@@ -231,10 +230,10 @@ public final class Monitor {
         swap(&states[di].near, &hood)
         states[di].hoodPhi = phi
         states[di].hoodLambda = lambda
-        states[di].hoodCos = cos(phi)
+        states[di].hoodCos = q.cosLatitude
         states[di].reach = reach
         states[di].odometer = 0
-        setAnchor(di, phi, lambda, safe: safe)
+        setAnchor(di, phi, lambda, q.cosLatitude, safe: safe)
         return .applied
     }
 
@@ -266,24 +265,16 @@ public final class Monitor {
         // sorted list.
         near.withUnsafeMutableBufferPointer { near in
             for i in 0..<k { near[i] = hood[i] }
-            // Insertion sort: the tail is sorted already and the retested head is short.
-            for i in 1..<near.count {
-                let v = near[i]
-                var j = i - 1
-                while j >= 0 && near[j].clearance > v.clearance {
-                    near[j + 1] = near[j]
-                    j -= 1
-                }
-                near[j + 1] = v
-            }
+            // The tail is sorted already and the retested head is short.
+            near.insertionSort { $0.clearance < $1.clearance }
         }
         return safe
     }
 
-    private func setAnchor(_ di: Int, _ phi: Double, _ lambda: Double, safe: Double) {
+    private func setAnchor(_ di: Int, _ phi: Double, _ lambda: Double, _ cosPhi: Double, safe: Double) {
         states[di].anchorPhi = phi
         states[di].anchorLambda = lambda
-        states[di].anchorCos = cos(phi)
+        states[di].anchorCos = cosPhi
         states[di].safeAngle = safe > 0 ? safe / GeodesicCircle.maxCurvatureRadius * (1 - 1e-9) : 0
     }
 

@@ -1,0 +1,15 @@
+/// Rounding a Double to a Float in a chosen direction, for compact copies of bounds that must
+/// stay bounds: a lower bound rounds down, an upper bound up.
+extension Float {
+    /// The largest Float not above `x`.
+    @inlinable package static func below(_ x: Double) -> Float {
+        let f = Float(x)
+        return Double(f) > x ? f.nextDown : f
+    }
+
+    /// The smallest Float not below `x`.
+    @inlinable package static func above(_ x: Double) -> Float {
+        let f = Float(x)
+        return Double(f) < x ? f.nextUp : f
+    }
+}
