@@ -21,17 +21,22 @@ let package = Package(
             pkgConfig: "geos",
             providers: [.apt(["libgeos-dev"]), .brew(["geos"])]
         ),
+        // A cache prefetch hint for the hot path (Swift has no intrinsic for it).
+        .target(name: "CPrefetch"),
         // Value types shared by every layer: time stamps, JSON values, region definitions and their files.
-        .target(name: "GeotriggerCore", dependencies: [.product(name: "HeapModule", package: "swift-collections")]),
+        .target(
+            name: "GeotriggerCore",
+            dependencies: ["CPrefetch", .product(name: "HeapModule", package: "swift-collections")]
+        ),
         // Byte-level decoders for NDJSON, CSV and GPX readings. No GEOS, no Foundation on the hot path.
         .target(name: "GeotriggerReadings", dependencies: ["GeotriggerCore"]),
         // GEOS binding, geodesy on WGS84 and the region index. The only module that touches the C API.
-        .target(name: "GeotriggerGeometry", dependencies: ["CGEOS", "GeotriggerCore"]),
+        .target(name: "GeotriggerGeometry", dependencies: ["CGEOS", "CPrefetch", "GeotriggerCore"]),
         // Per-(device, region) state machines, timers and events.
         .target(
             name: "GeotriggerMonitoring",
             dependencies: [
-                "GeotriggerCore", "GeotriggerReadings", "GeotriggerGeometry",
+                "CPrefetch", "GeotriggerCore", "GeotriggerReadings", "GeotriggerGeometry",
             ]
         ),
         // Notification requests, triggers, per-device centers and their clock. Knows nothing of geometry:

@@ -2,6 +2,11 @@
 ///
 /// Open addressing over a power-of-two table of slots; names live back to back in one byte arena.
 /// Lookups hash the bytes (FNV-1a) and compare with `memcmp`, so a known device costs no allocation.
+///
+/// Streams often repeat an order: a fleet reports every vehicle in the same sequence each tick.
+/// So each device remembers which device came after it last time (`successor(of:)`); a lookup
+/// first compares with that guess and skips the hash when it is right, and callers can prefetch
+/// what the next reading will touch. A wrong guess costs one comparison, and ids never depend on it.
 public final class DeviceTable {
     @exclusivity(unchecked) private var slots: [Int32]          // device id + 1, 0 = empty
     @exclusivity(unchecked) private var hashes: [UInt64] = []     // per device
@@ -11,6 +16,10 @@ public final class DeviceTable {
     /// Ranks set with `setRank`; devices beyond it rank by id.
     @exclusivity(unchecked) private var ranks: [UInt64] = []
     private var mask: Int
+    /// Per device, the device interned right after it last time (−1 = none yet).
+    @exclusivity(unchecked) private var successors: [Int32] = []
+    /// The device interned last (−1 = none yet).
+    @exclusivity(unchecked) private var previous: Int32 = -1
 
     public init(capacity: Int = 1024) {
         var size = 16
@@ -25,16 +34,28 @@ public final class DeviceTable {
     /// The id of `name`, adding it if new. `isNew` tells whether it was just added.
     @inline(__always)
     public func intern(_ name: UnsafeRawBufferPointer) -> (id: Int32, isNew: Bool) {
+        if previous >= 0 {
+            let guess = successors[Int(previous)]
+            if guess >= 0 && equals(Int(guess), name) {
+                previous = guess
+                return (guess, false)
+            }
+        }
         let h = Self.hash(name)
         var i = Int(truncatingIfNeeded: h) & mask
         while true {
             let s = slots[i]
             if s == 0 { break }
             let id = Int(s - 1)
-            if hashes[id] == h && equals(id, name) { return (Int32(id), false) }
+            if hashes[id] == h && equals(id, name) {
+                follow(Int32(id))
+                return (Int32(id), false)
+            }
             i = (i + 1) & mask
         }
         let id = Int32(offsets.count)
+        successors.append(-1)
+        follow(id)
         slots[i] = id + 1
         hashes.append(h)
         offsets.append(arena.count)
@@ -42,6 +63,26 @@ public final class DeviceTable {
         arena.append(contentsOf: name)
         if offsets.count * 2 > slots.count { grow() }
         return (id, true)
+    }
+
+    @inline(__always)
+    private func follow(_ id: Int32) {
+        if previous >= 0 { successors[Int(previous)] = id }
+        previous = id
+    }
+
+    /// The device interned right after `id` the last time `id` was interned, or −1.
+    @inline(__always)
+    public func successor(of id: Int32) -> Int32 {
+        Int(id) < successors.count ? successors[Int(id)] : -1
+    }
+
+    /// Starts loading the name of `id` into the cache (for the comparison of a coming `intern`).
+    @inline(__always)
+    public func prefetchName(_ id: Int32) {
+        guard id >= 0 && Int(id) < offsets.count else { return }
+        let o = offsets[Int(id)]
+        arena.withUnsafeBytes { if let base = $0.baseAddress { geotrigger_prefetch(base + o) } }
     }
 
     /// The id of `name`, adding it if new.
@@ -104,6 +145,7 @@ public final class DeviceTable {
     }
 }
 
+import CPrefetch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -377,7 +377,13 @@ public struct CircleCore: Sendable {
     /// rounding of ``distance(to:)``. Karney's inverse runs only when the tier-2 interval
     /// [ρ_lo·θ', ρ_hi·θ'] straddles a half centimetre (about one call in ten where tier 2 applies).
     public func distanceInCentimetres(to p: Coordinate) -> Double {
-        if abs(p.latitude) <= 90, let sphere = stretchedSphere {
+        distanceInCentimetres(to: p, sphere: stretchedSphere)
+    }
+
+    /// The same with tier 2's constants given (nil where tier 2 does not apply), for callers that
+    /// keep them (`RegionIndex`).
+    func distanceInCentimetres(to p: Coordinate, sphere: GeodesicCircle.StretchedSphere?) -> Double {
+        if abs(p.latitude) <= 90, let sphere {
             let h = stretchedHaversine(p, sphere)
             let theta = 2 * asin(min(1, h.squareRoot()))
             // The bounds hold while the distance stays within the band's reach D.

@@ -1,4 +1,5 @@
 import CGEOS
+import CPrefetch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -66,6 +67,11 @@ public final class RegionIndex {
     /// Per region, what the hot path reads of its circle (`HotCircle.none` for other shapes): one
     /// 64-byte-aligned cache line each, so a test costs at most one miss. Owned here.
     @usableFromInline let hot: UnsafeMutablePointer<HotCircle>
+    /// Per circle (by its position in `cores`), tier 2's constants for the distances events
+    /// report, made at the circle's first event: 32 bytes each, zero-filled by `calloc` so the
+    /// pages of circles that never see an event are not even touched. stretch 0 = not made yet,
+    /// NaN = tier 2 does not apply to this circle. Owned here.
+    private let spheres: UnsafeMutablePointer<GeodesicCircle.StretchedSphere>
     /// The prepared polygons, by region.
     let polygons: [Int32: GEOSPreparedGeometry]
     let context: GEOSContext
@@ -149,6 +155,8 @@ public final class RegionIndex {
         self.slots = slots
         self.cores = cores
         self.hot = hot
+        spheres = calloc(max(1, cores.count), MemoryLayout<GeodesicCircle.StretchedSphere>.stride)!
+            .bindMemory(to: GeodesicCircle.StretchedSphere.self, capacity: max(1, cores.count))
         self.polygons = preparedPolygons
         switch kind {
         case .packed:
@@ -167,6 +175,7 @@ public final class RegionIndex {
     deinit {
         hot.deinitialize(count: slots.count)
         UnsafeMutableRawPointer(hot).deallocate()
+        free(spheres)
         if let queryPoint { GEOSGeom_destroy_r(context.handle, queryPoint) }
     }
 
@@ -296,8 +305,14 @@ public final class RegionIndex {
     /// The distance events report: geodesic distance from a circle's centre rounded to the
     /// centimetre (exactly as the exact distance rounds), or NaN for a polygon.
     public func reportedDistance(_ r: Int, _ p: Coordinate) -> Double {
-        let slot = slots[r]
-        return slot >= 0 ? cores[Int(slot)].distanceInCentimetres(to: p) : .nan
+        let slot = Int(slots[r])
+        guard slot >= 0 else { return .nan }
+        if spheres[slot].stretch == 0 {
+            spheres[slot] = cores[slot].stretchedSphere
+                ?? GeodesicCircle.StretchedSphere(stretch: .nan, cosCenterLat: .nan, rhoLo: .nan, rhoHi: .nan)
+        }
+        let sphere = spheres[slot]
+        return cores[slot].distanceInCentimetres(to: p, sphere: sphere.stretch.isNaN ? nil : sphere)
     }
 
     @usableFromInline
@@ -311,16 +326,20 @@ public final class RegionIndex {
         GEOSPreparedCovers_r(context.handle, g.handle, currentQueryPoint()) == 1
     }
 
-    /// Sets the point the polygon tests use (done by the `candidates` calls).
-    /// Loads the hot entries of `regions` and returns a value depending on all of them, so the
-    /// cache misses of a batch of tests overlap instead of coming one test at a time.
+    /// Prefetches the hot entries of `regions`, so the cache misses of a batch of tests overlap
+    /// instead of coming one test at a time.
     @inlinable @inline(__always)
-    public func warm(_ regions: UnsafeBufferPointer<Int32>) -> Double {
-        var sum = 0.0
-        for r in regions where r >= 0 && Int(r) < slots.count { sum += hot[Int(r)].x }
-        return sum
+    public func warm(_ regions: UnsafeBufferPointer<Int32>) {
+        for r in regions { prefetch(r) }
     }
 
+    /// Prefetches the hot entry of region `r` (a hint: any `r` is safe).
+    @inlinable @inline(__always)
+    public func prefetch(_ r: Int32) {
+        if r >= 0 && Int(r) < slots.count { geotrigger_prefetch(hot + Int(r)) }
+    }
+
+    /// Sets the point the polygon tests use (done by the `candidates` calls).
     public func setQueryPoint(_ p: Coordinate) {
         queryCoordinate = p
         queryPointStale = true

@@ -1,3 +1,4 @@
+import CPrefetch
 import GeotriggerCore
 #if canImport(Glibc)
 import Glibc
@@ -51,20 +52,37 @@ public final class Monitor {
     /// The largest reading time seen (Unix seconds), or -∞ before the first.
     @exclusivity(unchecked) public private(set) var clock: Double = -.infinity
 
-    /// One visit: the device is inside `region` since `enteredAt`.
+    /// One visit: the device is inside `region` since `enteredAt`. 16 bytes.
     public struct Visit: Sendable {
         public var region: Int32
+        /// Bits 0–29: the visit's serial, which its dwell timer names; bit 30: silent; bit 31: dwelled.
+        private var bits: UInt32
         public var enteredAt: Double
+
+        init(region: Int32, enteredAt: Double, silent: Bool, serial: UInt32) {
+            self.region = region
+            self.enteredAt = enteredAt
+            bits = (serial & Self.serialMask) | (silent ? 1 << 30 : 0)
+        }
+
+        static let serialMask: UInt32 = (1 << 30) - 1
+        /// The serial, modulo 2³⁰ (a timer also checks the visit's entry time, so a serial that
+        /// came round again cannot fire it).
+        var serial: UInt32 { bits & Self.serialMask }
         /// Whether `dwell` has been emitted for this visit.
-        public var dwelled: Bool
+        public internal(set) var dwelled: Bool {
+            get { bits & (1 << 31) != 0 }
+            set { bits = newValue ? bits | (1 << 31) : bits & ~(1 << 31) }
+        }
         /// Entered silently at the device's first fix (`--initial none`).
-        public var silent: Bool
-        var serial: UInt32
+        public var silent: Bool { bits & (1 << 30) != 0 }
     }
 
     struct DeviceState {
         var last: Double = -.infinity
         var hasFix = false
+        /// The odometer's last increment (metres): a guess at the next one, for `prefetch(after:)`.
+        var lastStep: Float = 0
         /// Where the last evaluation was (radians, with its cos φ), and the central angle around it
         /// within which no decision can change; 0 = evaluate the next fix.
         var anchorPhi = 0.0, anchorLambda = 0.0, anchorCos = 0.0
@@ -78,9 +96,11 @@ public final class Monitor {
         /// through every evaluated fix since, to the last one: the sum of the bounds between
         /// successive evaluated fixes.
         var odometer = 0.0
-        var near: [NearRegion] = []
+        var near = PodList<NearRegion>()
         /// Sorted by region.
-        var visits: [Visit] = []
+        var visits = PodList<Visit>()
+        /// Pads the state to 128 bytes: two cache lines in the 64-byte-aligned buffer.
+        private var padding: Int64 = 0
     }
 
     /// A dwell timer: the visit (by its serial) of a device in a region.
@@ -105,7 +125,7 @@ public final class Monitor {
     @exclusivity(unchecked) private var timers = TimerQueue<Timer>()
     @exclusivity(unchecked) private var visitSerial: UInt32 = 0
     /// Reused between fixes so building a device's new visit list does not allocate.
-    @exclusivity(unchecked) private var scratch: [Visit] = []
+    @exclusivity(unchecked) private var scratch = PodList<Visit>()
     /// A region of a device's neighbourhood: it was last tested at some fix, where its boundary
     /// was farther than c metres; `clearance` is c plus the odometer at that fix. By the triangle
     /// inequality its decision cannot have changed while the odometer is below `clearance`.
@@ -121,11 +141,9 @@ public final class Monitor {
     }
 
     /// Reused to collect a device's new neighbourhood (or the retested part of it).
-    @exclusivity(unchecked) private var hood: [NearRegion] = []
-    /// Where `RegionIndex.warm` results go, so the loads it issues are not optimised away.
-    @exclusivity(unchecked) private var warmth = 0.0
+    @exclusivity(unchecked) private var hood = PodList<NearRegion>()
     /// Reused for the regions a partial evaluation retests, ascending.
-    @exclusivity(unchecked) private var retest: [Int32] = []
+    @exclusivity(unchecked) private var retest = PodList<Int32>()
     /// Per region, a bit per event kind its `notifyOnEntry` / `notifyOnExit` turn off. As with
     /// Core Location's flags, the state is still tracked; only the event is not reported.
     private let silenced: [UInt8]
@@ -136,7 +154,7 @@ public final class Monitor {
         self.index = index
         self.options = options
         self.devices = devices
-        states = UnsafeMutablePointer<DeviceState>.allocate(capacity: 0)
+        states = Self.allocateStates(0)
         silenced = index.regions.map { region in
             (region.notifyOnEntry ? 0 : 1 << RegionEvent.Kind.enter.rawValue) |
                 (region.notifyOnExit ? 0 : 1 << RegionEvent.Kind.exit.rawValue)
@@ -145,8 +163,20 @@ public final class Monitor {
     }
 
     deinit {
+        for i in 0..<stateCount {
+            states[i].near.free()
+            states[i].visits.free()
+        }
         states.deinitialize(count: stateCount)
-        states.deallocate()
+        UnsafeMutableRawPointer(states).deallocate()
+        scratch.free()
+        hood.free()
+        retest.free()
+    }
+
+    private static func allocateStates(_ capacity: Int) -> UnsafeMutablePointer<DeviceState> {
+        UnsafeMutableRawPointer.allocate(byteCount: max(1, capacity) * MemoryLayout<DeviceState>.stride, alignment: 64)
+            .bindMemory(to: DeviceState.self, capacity: capacity)
     }
 
     /// The slot of a device id handed in from outside (ids come from `device(_:)`).
@@ -158,10 +188,10 @@ public final class Monitor {
 
     private func appendState() {
         if stateCount == stateCapacity {
-            let capacity = max(64, stateCapacity * 2)
-            let grown = UnsafeMutablePointer<DeviceState>.allocate(capacity: capacity)
+            let capacity = max(64, stateCapacity + stateCapacity / 2)
+            let grown = Self.allocateStates(capacity)
             grown.moveInitialize(from: states, count: stateCount)
-            states.deallocate()
+            UnsafeMutableRawPointer(states).deallocate()
             states = grown
             stateCapacity = capacity
         }
@@ -174,8 +204,51 @@ public final class Monitor {
     public func device(_ name: UnsafeRawBufferPointer) -> Int32 {
         let (id, isNew) = devices.intern(name)
         if isNew { appendState() }
+        prefetch(after: id)
         return id
     }
+
+    /// Starts loading what the next readings will probably touch, so the cache misses overlap
+    /// this reading's work. When devices recur in the same order (`DeviceTable.successor(of:)`),
+    /// a device's data is asked for in three steps, one reading apart, each needing what the one
+    /// before brought in: its state (and name), then its neighbourhood and visit lists, then the
+    /// hot entries of the regions its next fix will probably retest. A hint only: nothing
+    /// depends on it, and a wrong guess costs a few wasted loads.
+    @inline(__always)
+    private func prefetch(after d: Int32) {
+        let n1 = devices.successor(of: d)
+        guard n1 >= 0 && Int(n1) < stateCount else { return }
+        prefetchDueRegions(Int(n1))
+        let n2 = devices.successor(of: n1)
+        guard n2 >= 0 && Int(n2) < stateCount else { return }
+        let state = UnsafeRawPointer(states + Int(n2))
+        geotrigger_prefetch(state.load(fromByteOffset: Self.nearOffset, as: UnsafeRawPointer.self))
+        geotrigger_prefetch(state.load(fromByteOffset: Self.visitsOffset, as: UnsafeRawPointer.self))
+        let n3 = devices.successor(of: n2)
+        guard n3 >= 0 && Int(n3) < stateCount else { return }
+        let later = UnsafeRawPointer(states + Int(n3))
+        geotrigger_prefetch_write(later)
+        geotrigger_prefetch_write(later + 64)
+        devices.prefetchName(n3)
+    }
+
+    /// Prefetches the hot entries of the neighbourhood regions that come due if the device's
+    /// next step is about as long as its last (at most 8).
+    @inline(__always)
+    private func prefetchDueRegions(_ di: Int) {
+        guard states[di].reach > 0 else { return }
+        let horizon = Float(states[di].odometer) + 1.5 * states[di].lastStep
+        let near = states[di].near
+        var k = 0
+        while k < Int(near.count) && k < 8 && near[k].clearance <= horizon {
+            index.prefetch(near[k].region)
+            k += 1
+        }
+    }
+
+    // Where a state's lists keep their buffer pointers (a list's first field).
+    private static let nearOffset = MemoryLayout<DeviceState>.offset(of: \.near)!
+    private static let visitsOffset = MemoryLayout<DeviceState>.offset(of: \.visits)!
 
     public func device(_ name: String) -> Int32 {
         var name = name
@@ -200,7 +273,7 @@ public final class Monitor {
         }
         let q = GeoPoint(p)
         guard let reach = options.safeDistance else {
-            evaluate(di, d, t, q, index.candidates(at: q.coordinate), partial: false, first: first, safe: nil)
+            evaluate(di, d, t, q, index.candidates(at: q.coordinate), first: first, safe: nil)
             return .applied
         }
         // Within the neighbourhood: only its regions whose clearance the move may have used up
@@ -209,8 +282,10 @@ public final class Monitor {
             let moved = GeodesicCircle.maxCurvatureRadius
                 * Self.angleBound(phi, lambda, states[di].hoodPhi, states[di].hoodLambda, states[di].hoodCos)
             if moved < states[di].reach {
-                states[di].odometer += GeodesicCircle.maxCurvatureRadius
+                let step = GeodesicCircle.maxCurvatureRadius
                     * Self.angleBound(phi, lambda, states[di].anchorPhi, states[di].anchorLambda, states[di].anchorCos)
+                states[di].odometer += step
+                states[di].lastStep = Float(step)
                 let safe = retestNeighbourhood(di, d, t, q, odometer: states[di].odometer, first: first)
                 setAnchor(di, phi, lambda, q.cosLatitude, safe: min(safe, states[di].reach - moved))
                 return .applied
@@ -220,14 +295,15 @@ public final class Monitor {
             // Near a pole or the antimeridian: the plain path.
             states[di].reach = 0
             states[di].safeAngle = 0
-            evaluate(di, d, t, q, index.candidates(at: q.coordinate), partial: false, first: first, safe: nil)
+            evaluate(di, d, t, q, index.candidates(at: q.coordinate), first: first, safe: nil)
             return .applied
         }
-        hood.removeAll(keepingCapacity: true)
-        warmth = index.warm(box)
-        let safe = evaluate(di, d, t, q, box, partial: false, first: first, safe: reach, keepBelow: reach)
-        hood.sort { $0.clearance < $1.clearance }
-        swap(&states[di].near, &hood)
+        hood.removeAll()
+        index.warm(box)
+        let safe = evaluate(di, d, t, q, box, first: first, safe: reach, keepBelow: reach)
+        var sorted = hood.buffer
+        sorted.sort { $0.clearance < $1.clearance }
+        states[di].near.assign(hood)
         states[di].hoodPhi = phi
         states[di].hoodLambda = lambda
         states[di].hoodCos = q.cosLatitude
@@ -242,33 +318,88 @@ public final class Monitor {
     /// retested once the device may have travelled its clearance since it was last tested, not
     /// each time the device is that far from where the neighbourhood was taken.
     private func retestNeighbourhood(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, odometer: Double, first: Bool) -> Double {
-        var near = states[di].near
-        states[di].near = []  // near is uniquely referenced while it is edited
-        defer { states[di].near = near }
+        // A view of the list: nothing below reallocates it.
+        let near = states[di].near
         var k = 0
-        while k < near.count && Double(near[k].clearance) <= odometer { k += 1 }
+        while k < Int(near.count) && Double(near[k].clearance) <= odometer { k += 1 }
         // Regions not retested keep their decision until the odometer reaches their clearance.
         var safe = Double.infinity
-        if k < near.count { safe = Double(near[k].clearance) - odometer }
+        if k < Int(near.count) { safe = Double(near[k].clearance) - odometer }
         guard k > 0 else { return safe }
-        retest.removeAll(keepingCapacity: true)
-        for e in near[..<k] { retest.append(e.region) }
-        retest.withUnsafeMutableBufferPointer { $0.insertionSort() }
-        warmth = retest.withUnsafeBufferPointer { index.warm($0) }
+        retest.removeAll()
+        for i in 0..<k { retest.append(near[i].region) }
+        let ascending = retest.buffer
+        ascending.insertionSort()
+        index.warm(UnsafeBufferPointer(retest.buffer))
         index.setQueryPoint(q.coordinate)
-        hood.removeAll(keepingCapacity: true)
-        let tested = retest
-        safe = tested.withUnsafeBufferPointer {
-            evaluate(di, d, t, q, $0, partial: true, first: first, safe: safe, keepBelow: .infinity, offset: -odometer)
-        }
+        hood.removeAll()
+        safe = retestRegions(di, d, t, q, first: first, safe: safe, offset: -odometer)
         // The retested regions, due at the odometer plus their new clearance, back into the
-        // sorted list.
-        near.withUnsafeMutableBufferPointer { near in
-            for i in 0..<k { near[i] = hood[i] }
-            // The tail is sorted already and the retested head is short.
-            near.insertionSort { $0.clearance < $1.clearance }
+        // sorted list. The tail is sorted already and the retested head is short.
+        for i in 0..<k { near[i] = hood[i] }
+        let due = near.buffer
+        due.insertionSort { $0.clearance < $1.clearance }
+        return safe
+    }
+
+    /// Tests the regions in `retest` (ascending), all of the device's neighbourhood, against its
+    /// visits, emitting enters and exits in region order and editing the visit list in place
+    /// (a binary search per region: visits of other regions cannot have changed). Appends each
+    /// region with its clearance less `offset` to `hood`, in `retest`'s order; returns the
+    /// smallest clearance, at most `limit`.
+    private func retestRegions(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, first: Bool, safe limit: Double,
+                               offset: Double) -> Double {
+        let p = q.coordinate
+        var safe = limit
+        var from = 0
+        for n in 0..<Int(retest.count) {
+            let r = retest[n]
+            // The first visit at or after r.
+            let visits = states[di].visits
+            var lo = from, hi = Int(visits.count)
+            while lo < hi {
+                let mid = (lo + hi) >> 1
+                if visits[mid].region < r { lo = mid + 1 } else { hi = mid }
+            }
+            if lo < Int(visits.count) && visits[lo].region == r {
+                let stays = !index.isBeyondExit(Int(r), q)
+                let c = index.clearance(Int(r), q, inside: stays)
+                safe = min(safe, c)
+                hood.append(NearRegion(region: r, clearance: c - offset))
+                if stays {
+                    from = lo + 1
+                    continue
+                }
+                let visit = visits[lo]
+                states[di].visits.remove(at: lo)
+                from = lo
+                emit(RegionEvent(kind: .exit, t: t, device: d, region: r,
+                                 distance: index.reportedDistance(Int(r), p), enteredAt: visit.enteredAt))
+            } else {
+                let inside = index.isInside(Int(r), q)
+                let c = index.clearance(Int(r), q, inside: inside)
+                safe = min(safe, c)
+                hood.append(NearRegion(region: r, clearance: c - offset))
+                from = lo
+                guard inside else { continue }
+                from = lo + 1
+                enter(di, d, t, r, first: first, at: lo, p)
+            }
         }
         return safe
+    }
+
+    /// Records a new visit of `r` at position `i` of the device's visits and reports it.
+    @inline(__always)
+    private func enter(_ di: Int, _ d: Int32, _ t: Double, _ r: Int32, first: Bool, at i: Int, _ p: Coordinate) {
+        visitSerial &+= 1
+        let silent = first && options.initial == .none
+        states[di].visits.insert(Visit(region: r, enteredAt: t, silent: silent, serial: visitSerial), at: i)
+        if silent { return }
+        if let dwell = options.dwell {
+            timers.schedule(at: t + dwell, rank: devices.rank(d), Timer(device: d, region: r, serial: visitSerial & Visit.serialMask))
+        }
+        emit(RegionEvent(kind: .enter, t: t, device: d, region: r, distance: index.reportedDistance(Int(r), p)))
     }
 
     private func setAnchor(_ di: Int, _ phi: Double, _ lambda: Double, _ cosPhi: Double, safe: Double) {
@@ -291,76 +422,68 @@ public final class Monitor {
         return (dPhi * dPhi + c * c * dLambda * dLambda).squareRoot() * (1 + 1e-12)
     }
 
-    /// Tests `candidates` (ascending) against the device's visits, emitting enters and exits.
+    /// Tests `candidates` (ascending, every region whose envelope holds the fix) against the
+    /// device's visits, emitting enters and exits in region order. A visit whose region is no
+    /// candidate is beyond its envelope, hence beyond exit.
     ///
-    /// - partial: the candidates are the device's neighbourhood; a visit to a region not among
-    ///   them cannot have changed. Otherwise a visit whose region is no candidate is beyond its
-    ///   envelope, hence beyond exit.
     /// - safe: nil on the plain path; otherwise an upper bound for the returned safe distance, the
     ///   smallest clearance of any candidate tested.
-    /// - keepBelow: candidates whose clearance is below it are added to `hood`, with their clearance
-    ///   less `offset`.
+    /// - keepBelow: candidates whose clearance is below it are added to `hood`.
     @discardableResult
     private func evaluate(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, _ candidates: UnsafeBufferPointer<Int32>,
-                         partial: Bool, first: Bool, safe limit: Double?, keepBelow: Double = 0,
-                         offset: Double = 0) -> Double {
+                          first: Bool, safe limit: Double?, keepBelow: Double = 0) -> Double {
         let p = q.coordinate
         var safe = limit ?? 0
         let tracking = limit != nil
         var changed = false
-        scratch.removeAll(keepingCapacity: true)
-        states[di].visits.withUnsafeBufferPointer { visits in
-            var i = 0, j = 0
-            while i < candidates.count || j < visits.count {
-                if j == visits.count || (i < candidates.count && candidates[i] < visits[j].region) {
-                    // Not inside yet: enter on distance ≤ r (or covered).
-                    let r = candidates[i]
-                    i += 1
-                    let inside = index.isInside(Int(r), q)
-                    if tracking {
-                        let c = index.clearance(Int(r), q, inside: inside)
-                        safe = min(safe, c)
-                        if c < keepBelow { hood.append(NearRegion(region: r, clearance: c - offset)) }
-                    }
-                    guard inside else { continue }
-                    changed = true
-                    visitSerial &+= 1
-                    let silent = first && options.initial == .none
-                    scratch.append(Visit(region: r, enteredAt: t, dwelled: false, silent: silent, serial: visitSerial))
-                    if silent { continue }
-                    if let dwell = options.dwell {
-                        timers.schedule(at: t + dwell, rank: devices.rank(d), Timer(device: d, region: r, serial: visitSerial))
-                    }
-                    emit(RegionEvent(kind: .enter, t: t, device: d, region: r,
-                                     distance: index.reportedDistance(Int(r), p)))
-                } else {
-                    let visit = visits[j]
-                    let isCandidate = i < candidates.count && candidates[i] == visit.region
-                    if isCandidate { i += 1 }
-                    j += 1
-                    if !isCandidate && partial {
-                        scratch.append(visit)
-                        continue
-                    }
-                    // A visit whose region is no candidate is beyond its envelope, hence beyond exit.
-                    let stays = isCandidate && !index.isBeyondExit(Int(visit.region), q)
-                    if tracking && isCandidate {
-                        let c = index.clearance(Int(visit.region), q, inside: stays)
-                        safe = min(safe, c)
-                        if c < keepBelow { hood.append(NearRegion(region: visit.region, clearance: c - offset)) }
-                    }
-                    if stays {
-                        scratch.append(visit)
-                        continue
-                    }
-                    changed = true
-                    emit(RegionEvent(kind: .exit, t: t, device: d, region: visit.region,
-                                     distance: index.reportedDistance(Int(visit.region), p),
-                                     enteredAt: visit.enteredAt))
+        scratch.removeAll()
+        let visits = states[di].visits
+        var i = 0, j = 0
+        while i < candidates.count || j < Int(visits.count) {
+            if j == Int(visits.count) || (i < candidates.count && candidates[i] < visits[j].region) {
+                // Not inside yet: enter on distance ≤ r (or covered).
+                let r = candidates[i]
+                i += 1
+                let inside = index.isInside(Int(r), q)
+                if tracking {
+                    let c = index.clearance(Int(r), q, inside: inside)
+                    safe = min(safe, c)
+                    if c < keepBelow { hood.append(NearRegion(region: r, clearance: c)) }
                 }
+                guard inside else { continue }
+                changed = true
+                visitSerial &+= 1
+                let silent = first && options.initial == .none
+                scratch.append(Visit(region: r, enteredAt: t, silent: silent, serial: visitSerial))
+                if silent { continue }
+                if let dwell = options.dwell {
+                    timers.schedule(at: t + dwell, rank: devices.rank(d),
+                                    Timer(device: d, region: r, serial: visitSerial & Visit.serialMask))
+                }
+                emit(RegionEvent(kind: .enter, t: t, device: d, region: r,
+                                 distance: index.reportedDistance(Int(r), p)))
+            } else {
+                let visit = visits[j]
+                let isCandidate = i < candidates.count && candidates[i] == visit.region
+                if isCandidate { i += 1 }
+                j += 1
+                let stays = isCandidate && !index.isBeyondExit(Int(visit.region), q)
+                if tracking && isCandidate {
+                    let c = index.clearance(Int(visit.region), q, inside: stays)
+                    safe = min(safe, c)
+                    if c < keepBelow { hood.append(NearRegion(region: visit.region, clearance: c)) }
+                }
+                if stays {
+                    scratch.append(visit)
+                    continue
+                }
+                changed = true
+                emit(RegionEvent(kind: .exit, t: t, device: d, region: visit.region,
+                                 distance: index.reportedDistance(Int(visit.region), p),
+                                 enteredAt: visit.enteredAt))
             }
         }
-        if changed { swap(&states[di].visits, &scratch) }
+        if changed { states[di].visits.assign(scratch) }
         if !tracking {
             states[di].safeAngle = 0
         }
@@ -392,8 +515,10 @@ public final class Monitor {
     private func fire(_ timer: Timer, due: Double) {
         let di = Int(timer.device)
         // Timers are cancelled lazily: the visit must still be the one that armed it.
-        guard let k = states[di].visits.firstIndex(where: { $0.region == timer.region }),
-              states[di].visits[k].serial == timer.serial, !states[di].visits[k].dwelled
+        let visits = states[di].visits
+        guard let k = visits.buffer.firstIndex(where: { $0.region == timer.region }),
+              visits[k].serial == timer.serial, !visits[k].dwelled,
+              visits[k].enteredAt + (options.dwell ?? .nan) == due
         else { return }
         states[di].visits[k].dwelled = true
         emit(RegionEvent(kind: .dwell, t: due, device: timer.device, region: timer.region,
@@ -409,7 +534,7 @@ public final class Monitor {
     // MARK: Inspection
 
     /// The regions a device is inside of, in region order.
-    public func visits(of device: Int32) -> [Visit] { states[checked(device)].visits }
+    public func visits(of device: Int32) -> [Visit] { states[checked(device)].visits.array }
 
     /// Time of the device's latest reading.
     public func lastReading(of device: Int32) -> Double { states[checked(device)].last }
