@@ -84,7 +84,7 @@ public final class EventWriter: EngineOutput {
             o.appendJSONString(regions[Int(d.region)].id)
         }
         o.append(",\"content\":")
-        d.content.json.write(into: &o.buffer)
+        o.append { d.content.json.write(into: &$0) }
         o.append("}\n")
         endRecord()
     }

@@ -8,7 +8,7 @@ extension OutputFile {
         append(UInt8(ascii: "\""))
         // Most ids need no escaping: copy them whole.
         if !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            buffer.append(contentsOf: bytes)
+            append(bytes)
             append(UInt8(ascii: "\""))
             return
         }
@@ -44,7 +44,7 @@ extension OutputFile {
             lastTime = t
         }
         append(UInt8(ascii: "\""))
-        buffer.append(contentsOf: lastTimeBytes)
+        lastTimeBytes.withUnsafeBytes { append($0) }
         append(UInt8(ascii: "\""))
     }
 
@@ -72,17 +72,30 @@ extension OutputFile {
         }
     }
 
-    /// Appends a decimal integer, most significant digit first (no scratch buffer, no closure:
-    /// this runs for every event's distance).
+    /// Appends a decimal integer, written straight into the buffer (this runs for every event's
+    /// distance).
     public func appendInteger(_ value: Int64) {
-        if value < 0 { append(UInt8(ascii: "-")) }
-        let v = value.magnitude
-        var divisor: UInt64 = 1
-        while divisor <= v / 10 { divisor &*= 10 }
-        repeat {
-            append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v / divisor % 10))
-            divisor /= 10
-        } while divisor > 0
+        appendDirect(maximum: 20) { out in
+            var n = 0
+            if value < 0 {
+                out[0] = UInt8(ascii: "-")
+                n = 1
+            }
+            var v = value.magnitude
+            var digits = 1
+            var t = v
+            while t >= 10 {
+                t /= 10
+                digits += 1
+            }
+            var k = n + digits
+            repeat {
+                k -= 1
+                out[k] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
+                v /= 10
+            } while v > 0
+            return n + digits
+        }
     }
 
     /// Appends `{"uuid":"…","major":…,"minor":…}` for a concrete beacon.

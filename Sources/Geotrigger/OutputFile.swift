@@ -16,9 +16,11 @@ public final class OutputFile {
     private let fd: Int32
     private let owns: Bool
     public let path: String
-    /// Plain storage touched only by this class's own methods, so it needs no runtime
-    /// exclusivity checks (they cost a thread-local lookup per byte appended).
-    @exclusivity(unchecked) var buffer: [UInt8] = []
+    /// The pending bytes: `count` of them in a buffer of `capacity`, owned here. Raw storage, so
+    /// an append is a bounds check and a store (no array uniqueness check or reference count).
+    @exclusivity(unchecked) private var storage: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) public private(set) var count = 0
+    @exclusivity(unchecked) private var capacity: Int
     private let flushThreshold: Int
     /// The last time formatted by `appendTime` and its bytes: events of one fix share it.
     @exclusivity(unchecked) var lastTime = Double.nan
@@ -27,7 +29,8 @@ public final class OutputFile {
     /// Opens (creating or truncating) `path`, or standard output for nil or `-`.
     public init(path: String?, flushThreshold: Int = 1 << 20) throws {
         self.flushThreshold = flushThreshold
-        buffer.reserveCapacity(flushThreshold + 4096)
+        capacity = flushThreshold + 4096
+        storage = .allocate(capacity: capacity)
         if let path, path != "-" {
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw IOFailure("cannot write \(path): \(String(cString: strerror(errno)))") }
@@ -47,6 +50,8 @@ public final class OutputFile {
         owns = false
         path = "standard error"
         flushThreshold = 0
+        capacity = 4096
+        storage = .allocate(capacity: capacity)
     }
 
     /// A buffer that is never written anywhere: a replay job formats its events into one and hands
@@ -56,60 +61,107 @@ public final class OutputFile {
         owns = false
         path = "memory"
         flushThreshold = .max
+        capacity = 1 << 16
+        storage = .allocate(capacity: capacity)
     }
+
+    /// The pending bytes (a copy).
+    public var buffer: [UInt8] { Array(UnsafeBufferPointer(start: storage, count: count)) }
 
     /// The bytes appended since the last call; the buffer starts again empty.
     public func takeBytes() -> [UInt8] {
-        var taken: [UInt8] = []
-        taken.reserveCapacity(buffer.capacity)
-        swap(&taken, &buffer)
+        let taken = buffer
+        count = 0
         return taken
     }
 
     deinit {
         try? flush()
         if owns { close(fd) }
+        storage.deallocate()
+    }
+
+    /// Room for `n` more bytes.
+    @inline(__always)
+    func reserve(_ n: Int) {
+        if count + n > capacity { grow(count + n) }
+    }
+
+    @inline(never)
+    private func grow(_ needed: Int) {
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: max(needed, 2 * capacity))
+        grown.initialize(from: storage, count: count)
+        storage.deallocate()
+        storage = grown
+        capacity = max(needed, 2 * capacity)
     }
 
     @inline(__always)
-    public func append(_ byte: UInt8) { buffer.append(byte) }
+    public func append(_ byte: UInt8) {
+        reserve(1)
+        storage[count] = byte
+        count += 1
+    }
 
     @inline(__always)
     public func append(_ s: StaticString) {
-        s.withUTF8Buffer { buffer.append(contentsOf: $0) }
+        append(UnsafeRawBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
     }
 
     /// A string's UTF-8 bytes, as they are (no JSON escaping). Literals go to the `StaticString`
     /// overload, which copies bytes fixed at compile time.
     public func append(string s: String) {
         var s = s
-        s.withUTF8 { buffer.append(contentsOf: $0) }
+        s.withUTF8 { append(UnsafeRawBufferPointer($0)) }
     }
 
-    public func append(_ bytes: UnsafeRawBufferPointer) { buffer.append(contentsOf: bytes) }
+    @inline(__always)
+    public func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        reserve(bytes.count)
+        (storage + count).initialize(from: source.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        count += bytes.count
+    }
+
+    public func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    /// Appends what `write` puts in an array (for JSON values, off the hot path).
+    public func append(writing write: (inout [UInt8]) -> Void) {
+        var bytes: [UInt8] = []
+        write(&bytes)
+        append(bytes)
+    }
+
+    /// Writes up to `maximum` bytes straight into the buffer: `body` stores them from the pointer
+    /// it gets and returns how many it stored.
+    @inline(__always)
+    func appendDirect(maximum: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+        reserve(maximum)
+        count += body(storage + count)
+    }
 
     /// Ends a record: flushes if the buffer is past its threshold.
     @inline(__always)
     public func endRecord() throws {
-        if buffer.count >= flushThreshold { try flush() }
+        if count >= flushThreshold { try flush() }
     }
 
     public func flush() throws {
         guard fd >= 0 else { return }
         var failure: String?
-        buffer.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = String(cString: strerror(errno))
-                    return
-                }
-                offset += n
+        var offset = 0
+        while offset < count {
+            let n = write(fd, storage + offset, count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                failure = String(cString: strerror(errno))
+                break
             }
+            offset += n
         }
-        buffer.removeAll(keepingCapacity: true)
+        count = 0
         if let failure { throw IOFailure("cannot write \(path): \(failure)") }
     }
 }

@@ -203,7 +203,7 @@ final class ReplayJob {
     }
 
     private func tag(device: Int32) {
-        let end = memory.buffer.count
+        let end = memory.count
         if engine.phase == .reading {
             tags.append(JobTag(seq: seq, phase: Engine.Phase.reading.rawValue, queue: 0, due: 0, rank: 0, end: end))
         } else {

@@ -67,7 +67,7 @@ enum StateWriter {
         o.append("],\"pending\":[")
         for (k, r) in scheduler.pending(device: d).enumerated() {
             if k > 0 { o.append(",") }
-            r.json.write(into: &o.buffer)
+            o.append { r.json.write(into: &$0) }
         }
         o.append("],\"delivered\":[")
         for (k, n) in scheduler.delivered(device: d).enumerated() {
@@ -75,7 +75,7 @@ enum StateWriter {
             o.append("{\"date\":")
             o.appendTime(n.date)
             o.append(",\"request\":")
-            n.request.json.write(into: &o.buffer)
+            o.append { n.request.json.write(into: &$0) }
             o.append("}")
         }
         o.append("]}")

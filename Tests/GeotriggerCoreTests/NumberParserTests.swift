@@ -57,4 +57,51 @@ import Testing
             #expect(parse(s)?.0 == v, "\(s)")
         }
     }
+
+    /// Parses `s` followed by `tail` (so 8-byte chunks can be read) and checks the value and the end.
+    func expectParsed(_ s: String, before tail: String) {
+        let bytes = Array((s + tail).utf8)
+        let (v, end) = bytes.withUnsafeBufferPointer { b in
+            var v = 0.0
+            let end = NumberParser.parse(b.baseAddress!, 0, b.count, &v)
+            return (v, end)
+        }
+        let expected = Double(s)!
+        #expect(end == s.utf8.count, "\(s)\(tail): ended at \(end)")
+        #expect(v.bitPattern == expected.bitPattern, "\(s)\(tail): \(v) vs \(expected)")
+    }
+
+    /// Numbers followed by more bytes take the 8-digits-at-a-time path; the bytes next to the
+    /// digits in ASCII ('/' and ':') and a following digit-free tail must stop it exactly.
+    @Test(arguments: ["", ",", "}", "/", ":", ",\"lon\":16.1}", " 99999999", "E5x"])
+    func chunkedDigitsMatchSwift(tail: String) {
+        // Deterministic digit strings of every length up to 24 on each side of the point.
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        func digits(_ n: Int, leadingNonZero: Bool) -> String {
+            String((0..<n).map { k in
+                Character(String(k == 0 && leadingNonZero ? 1 + next() % 9 : next() % 10))
+            })
+        }
+        for whole in 1...24 {
+            for fraction in 0...24 {
+                for _ in 0..<3 {
+                    var s = next() % 2 == 0 ? "-" : ""
+                    s += whole == 1 && next() % 4 == 0 ? "0" : digits(whole, leadingNonZero: true)
+                    if fraction > 0 { s += "." + digits(fraction, leadingNonZero: false) }
+                    if tail == "E5x" {
+                        expectParsed(s + "E5", before: "x")
+                    } else {
+                        expectParsed(s, before: tail)
+                    }
+                }
+            }
+        }
+        for s in ["48.282320", "16.618337", "1700000000", "0.000123456789", "12345678.87654321", "99999999.99999999"] {
+            if tail == "E5x" { expectParsed(s + "E5", before: "x") } else { expectParsed(s, before: tail) }
+        }
+    }
 }
