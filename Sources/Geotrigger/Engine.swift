@@ -215,13 +215,15 @@ public final class Engine {
         }
     }
 
+    // The engine owns its relays and is the only caller of what calls them, so the back
+    // reference needs no reference counting (`unowned(unsafe)`) on the per-event path.
     private final class Relay: RegionEventSink {
-        unowned var engine: Engine!
+        @exclusivity(unchecked) unowned(unsafe) var engine: Engine!
         func handle(_ event: RegionEvent) { engine.handle(event) }
     }
 
     private final class BeaconRelay: RegionEventSink {
-        unowned var engine: Engine!
+        @exclusivity(unchecked) unowned(unsafe) var engine: Engine!
         func handle(_ event: RegionEvent) { engine.report(event) }
     }
 }

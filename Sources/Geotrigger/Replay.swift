@@ -83,7 +83,8 @@ public enum ReplayError: Error, CustomStringConvertible {
 /// the event writer formats them. Timers fire from the stream clock before each reading.
 public final class Replay {
     public let configuration: ReplayConfiguration
-    public internal(set) var statistics = ReplayStatistics()
+    /// Updated once per record on the hot path, only by this class.
+    @exclusivity(unchecked) public internal(set) var statistics = ReplayStatistics()
     /// Written to stderr: reject reports, progress and the summary.
     let diagnostics: (String) -> Void
 

@@ -12,7 +12,11 @@ public final class DeviceTable {
     @exclusivity(unchecked) private var hashes: [UInt64] = []     // per device
     @exclusivity(unchecked) private var offsets: [Int] = []       // per device, into `arena`
     @exclusivity(unchecked) private var lengths: [Int32] = []
-    @exclusivity(unchecked) private var arena: [UInt8] = []
+    /// The names back to back: `arenaCount` bytes of `arenaCapacity`, owned here (a raw buffer, so
+    /// reading a name costs no reference counting).
+    @exclusivity(unchecked) private var arena: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private var arenaCount = 0
+    @exclusivity(unchecked) private var arenaCapacity = 4096
     /// Ranks set with `setRank`; devices beyond it rank by id.
     @exclusivity(unchecked) private var ranks: [UInt64] = []
     private var mask: Int
@@ -26,7 +30,10 @@ public final class DeviceTable {
         while size < capacity * 2 { size <<= 1 }
         slots = [Int32](repeating: 0, count: size)
         mask = size - 1
+        arena = .allocate(capacity: arenaCapacity)
     }
+
+    deinit { arena.deallocate() }
 
     /// Number of devices seen.
     public var count: Int { offsets.count }
@@ -58,9 +65,19 @@ public final class DeviceTable {
         follow(id)
         slots[i] = id + 1
         hashes.append(h)
-        offsets.append(arena.count)
+        offsets.append(arenaCount)
         lengths.append(Int32(name.count))
-        arena.append(contentsOf: name)
+        if arenaCount + name.count > arenaCapacity {
+            arenaCapacity = max(arenaCount + name.count, 2 * arenaCapacity)
+            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: arenaCapacity)
+            grown.initialize(from: arena, count: arenaCount)
+            arena.deallocate()
+            arena = grown
+        }
+        if let bytes = name.baseAddress {
+            (arena + arenaCount).initialize(from: bytes.assumingMemoryBound(to: UInt8.self), count: name.count)
+        }
+        arenaCount += name.count
         if offsets.count * 2 > slots.count { grow() }
         return (id, true)
     }
@@ -82,7 +99,7 @@ public final class DeviceTable {
     public func prefetchName(_ id: Int32) {
         guard id >= 0 && Int(id) < offsets.count else { return }
         let o = offsets[Int(id)]
-        arena.withUnsafeBytes { if let base = $0.baseAddress { geotrigger_prefetch(base + o) } }
+        geotrigger_prefetch(arena + o)
     }
 
     /// The id of `name`, adding it if new.
@@ -107,7 +124,7 @@ public final class DeviceTable {
     /// The name's bytes; valid until the next `intern` of a new device.
     public func withName<R>(_ id: Int32, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         let o = offsets[Int(id)], n = Int(lengths[Int(id)])
-        return arena.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[o..<(o + n)])) }
+        return body(UnsafeRawBufferPointer(start: arena + o, count: n))
     }
 
     public func name(_ id: Int32) -> String {
@@ -119,7 +136,7 @@ public final class DeviceTable {
         guard n == name.count else { return false }
         if n == 0 { return true }
         let o = offsets[id]
-        return arena.withUnsafeBytes { memcmp($0.baseAddress! + o, name.baseAddress!, n) == 0 }
+        return memcmp(arena + o, name.baseAddress!, n) == 0
     }
 
     private func grow() {

@@ -13,7 +13,6 @@ public final class PackedRTree {
     /// Where each level starts, in nodes; `levelStarts.last` is the node count.
     private let levelStarts: [Int]
     private let results = ResultBuffer()
-    private var stack: [Int] = []
     static let nodeSize = 16
 
     /// Collects boxes, then builds the tree (`build`) in place without copying them.
@@ -88,30 +87,40 @@ public final class PackedRTree {
         if !appending { results.count = 0 }
         let levels = levelStarts.count - 1
         guard items.count > 0 else { return results.contents }
-        boxes.withUnsafeBufferPointer { b in
-            @inline(__always) func meets(_ i: Int) -> Bool {
-                b[4 * i] <= maxX && b[4 * i + 2] >= minX && b[4 * i + 1] <= maxY && b[4 * i + 3] >= minY
-            }
-            // Nodes to open, as (level, node); the root is the one node of the top level.
-            stack.removeAll(keepingCapacity: true)
-            let root = levelStarts[levels] - 1
-            guard meets(root) else { return }
-            stack.append(levels - 1)
-            stack.append(root)
-            while let node = stack.popLast() {
-                let level = stack.removeLast()
-                if level == 0 {
-                    results.append(items[node])
-                    continue
-                }
-                let first = levelStarts[level - 1] + (node - levelStarts[level]) * Self.nodeSize
-                let end = min(first + Self.nodeSize, levelStarts[level])
-                for child in first..<end where meets(child) {
-                    if level == 1 {
-                        results.append(items[child])
-                    } else {
-                        stack.append(level - 1)
-                        stack.append(child)
+        // Nodes to open, as (level, node) pairs on a stack in this frame: a depth-first walk
+        // holds at most a node's children per level.
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * Self.nodeSize * (levels + 1)) { stack in
+            boxes.withUnsafeBufferPointer { b in
+                items.withUnsafeBufferPointer { items in
+                    levelStarts.withUnsafeBufferPointer { levelStarts in
+                        @inline(__always) func meets(_ i: Int) -> Bool {
+                            b[4 * i] <= maxX && b[4 * i + 2] >= minX && b[4 * i + 1] <= maxY && b[4 * i + 3] >= minY
+                        }
+                        let root = levelStarts[levels] - 1
+                        guard meets(root) else { return }
+                        var top = 0
+                        stack[0] = levels - 1
+                        stack[1] = root
+                        top = 2
+                        while top > 0 {
+                            let node = stack[top - 1], level = stack[top - 2]
+                            top -= 2
+                            if level == 0 {
+                                results.append(items[node])
+                                continue
+                            }
+                            let first = levelStarts[level - 1] + (node - levelStarts[level]) * Self.nodeSize
+                            let end = min(first + Self.nodeSize, levelStarts[level])
+                            for child in first..<end where meets(child) {
+                                if level == 1 {
+                                    results.append(items[child])
+                                } else {
+                                    stack[top] = level - 1
+                                    stack[top + 1] = child
+                                    top += 2
+                                }
+                            }
+                        }
                     }
                 }
             }

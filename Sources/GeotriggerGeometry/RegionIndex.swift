@@ -230,7 +230,7 @@ public final class RegionIndex {
     /// Sorts query results in place and drops repeats (a region split at the antimeridian has two
     /// envelopes). Region order is event order.
     private static func sortedUnique(_ found: UnsafeMutableBufferPointer<Int32>) -> UnsafeBufferPointer<Int32> {
-        found.insertionSort()
+        found.smallSort()
         var unique = 0
         for k in 0..<found.count where unique == 0 || found[unique - 1] != found[k] {
             found[unique] = found[k]

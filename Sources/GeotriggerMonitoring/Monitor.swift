@@ -301,8 +301,7 @@ public final class Monitor {
         hood.removeAll()
         index.warm(box)
         let safe = evaluate(di, d, t, q, box, first: first, safe: reach, keepBelow: reach)
-        var sorted = hood.buffer
-        sorted.sort { $0.clearance < $1.clearance }
+        hood.buffer.smallSort { $0.clearance < $1.clearance }
         states[di].near.assign(hood)
         states[di].hoodPhi = phi
         states[di].hoodLambda = lambda

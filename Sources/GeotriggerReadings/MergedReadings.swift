@@ -25,14 +25,28 @@ public final class MergedReadings {
     @exclusivity(unchecked) private var consumed = -1
     @exclusivity(unchecked) private var lastSource = 0
 
+    /// The source when there is only one: nothing to merge, so `next` passes its steps through.
+    private let single: (any ReadingDecoder)?
+    @exclusivity(unchecked) private var singleEnded = false
+
     public init(_ sources: [any ReadingDecoder]) {
         self.sources = sources
+        single = sources.count == 1 ? sources[0] : nil
         hasHead = Array(repeating: false, count: sources.count)
         headTime = Array(repeating: 0, count: sources.count)
         exhausted = Array(repeating: false, count: sources.count)
     }
 
     public func next() -> Step {
+        if let single {
+            if singleEnded { return Step(step: .end, source: -1) }
+            let step = single.next()
+            if step == .end {
+                singleEnded = true
+                return Step(step: .end, source: -1)
+            }
+            return Step(step: step, source: 0)
+        }
         if consumed >= 0 {
             hasHead[consumed] = false
             consumed = -1
