@@ -13,6 +13,10 @@ public final class PackedRTree {
     /// Where each level starts, in nodes; `levelStarts.last` is the node count.
     private let levelStarts: [Int]
     private let results = ResultBuffer()
+    /// The query's depth-first stack of (level, node) pairs, owned here and sized at build time:
+    /// a walk holds at most a node's children per level. (A temporary allocation of that size
+    /// can go to the heap, once per query.)
+    private let stack: UnsafeMutablePointer<Int>
     static let nodeSize = 16
 
     /// Collects boxes, then builds the tree (`build`) in place without copying them.
@@ -75,7 +79,10 @@ public final class PackedRTree {
         self.boxes = boxes
         self.items = items
         self.levelStarts = levelStarts
+        stack = .allocate(capacity: 2 * Self.nodeSize * levelStarts.count)
     }
+
+    deinit { stack.deallocate() }
 
     public var count: Int { items.count }
 
@@ -87,38 +94,33 @@ public final class PackedRTree {
         if !appending { results.count = 0 }
         let levels = levelStarts.count - 1
         guard items.count > 0 else { return results.contents }
-        // Nodes to open, as (level, node) pairs on a stack in this frame: a depth-first walk
-        // holds at most a node's children per level.
-        withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * Self.nodeSize * (levels + 1)) { stack in
-            boxes.withUnsafeBufferPointer { b in
-                items.withUnsafeBufferPointer { items in
-                    levelStarts.withUnsafeBufferPointer { levelStarts in
-                        @inline(__always) func meets(_ i: Int) -> Bool {
-                            b[4 * i] <= maxX && b[4 * i + 2] >= minX && b[4 * i + 1] <= maxY && b[4 * i + 3] >= minY
+        boxes.withUnsafeBufferPointer { b in
+            items.withUnsafeBufferPointer { items in
+                levelStarts.withUnsafeBufferPointer { levelStarts in
+                    @inline(__always) func meets(_ i: Int) -> Bool {
+                        b[4 * i] <= maxX && b[4 * i + 2] >= minX && b[4 * i + 1] <= maxY && b[4 * i + 3] >= minY
+                    }
+                    let root = levelStarts[levels] - 1
+                    guard meets(root) else { return }
+                    stack[0] = levels - 1
+                    stack[1] = root
+                    var top = 2
+                    while top > 0 {
+                        let node = stack[top - 1], level = stack[top - 2]
+                        top -= 2
+                        if level == 0 {
+                            results.append(items[node])
+                            continue
                         }
-                        let root = levelStarts[levels] - 1
-                        guard meets(root) else { return }
-                        var top = 0
-                        stack[0] = levels - 1
-                        stack[1] = root
-                        top = 2
-                        while top > 0 {
-                            let node = stack[top - 1], level = stack[top - 2]
-                            top -= 2
-                            if level == 0 {
-                                results.append(items[node])
-                                continue
-                            }
-                            let first = levelStarts[level - 1] + (node - levelStarts[level]) * Self.nodeSize
-                            let end = min(first + Self.nodeSize, levelStarts[level])
-                            for child in first..<end where meets(child) {
-                                if level == 1 {
-                                    results.append(items[child])
-                                } else {
-                                    stack[top] = level - 1
-                                    stack[top + 1] = child
-                                    top += 2
-                                }
+                        let first = levelStarts[level - 1] + (node - levelStarts[level]) * Self.nodeSize
+                        let end = min(first + Self.nodeSize, levelStarts[level])
+                        for child in first..<end where meets(child) {
+                            if level == 1 {
+                                results.append(items[child])
+                            } else {
+                                stack[top] = level - 1
+                                stack[top + 1] = child
+                                top += 2
                             }
                         }
                     }
