@@ -38,13 +38,23 @@ extension OutputFile {
 
     /// Appends an RFC 3339 UTC time with milliseconds, quoted.
     public func appendTime(_ t: Double) {
-        if t != lastTime {
-            lastTimeBytes.removeAll(keepingCapacity: true)
-            RFC3339.format(t, into: &lastTimeBytes)
-            lastTime = t
-        }
         append(UInt8(ascii: "\""))
-        lastTimeBytes.withUnsafeBytes { append($0) }
+        if t == times.0 {
+            newerTime = 0
+        } else if t == times.1 {
+            newerTime = 1
+        } else if newerTime == 1 {
+            timeBytes.0.removeAll(keepingCapacity: true)
+            RFC3339.format(t, into: &timeBytes.0)
+            times.0 = t
+            newerTime = 0
+        } else {
+            timeBytes.1.removeAll(keepingCapacity: true)
+            RFC3339.format(t, into: &timeBytes.1)
+            times.1 = t
+            newerTime = 1
+        }
+        if newerTime == 0 { timeBytes.0.withUnsafeBytes { append($0) } } else { timeBytes.1.withUnsafeBytes { append($0) } }
         append(UInt8(ascii: "\""))
     }
 
@@ -63,12 +73,15 @@ extension OutputFile {
         if x < 0 && v != 0 { append(UInt8(ascii: "-")) }
         appendInteger(v / scale)
         guard decimals > 0 else { return }
-        append(UInt8(ascii: "."))
-        let frac = v % scale
-        var divisor = scale / 10
-        while divisor > 0 {
-            append(UInt8(ascii: "0") + UInt8(frac / divisor % 10))
-            divisor /= 10
+        // The point and the fraction's digits, least significant written first.
+        appendDirect(maximum: decimals + 1) { out in
+            out[0] = UInt8(ascii: ".")
+            var fraction = v % scale
+            for k in stride(from: decimals, to: 0, by: -1) {
+                out[k] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction % 10)
+                fraction /= 10
+            }
+            return decimals + 1
         }
     }
 

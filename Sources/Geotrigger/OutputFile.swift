@@ -22,9 +22,12 @@ public final class OutputFile {
     @exclusivity(unchecked) public private(set) var count = 0
     @exclusivity(unchecked) private var capacity: Int
     private let flushThreshold: Int
-    /// The last time formatted by `appendTime` and its bytes: events of one fix share it.
-    @exclusivity(unchecked) var lastTime = Double.nan
-    @exclusivity(unchecked) var lastTimeBytes: [UInt8] = []
+    /// The last two times formatted by `appendTime` and their bytes: events of one fix share
+    /// their time, and an exit's `enteredAt` in between must not evict it. `newerTime` is the
+    /// slot used last; the other one is replaced next.
+    @exclusivity(unchecked) var times = (Double.nan, Double.nan)
+    @exclusivity(unchecked) var timeBytes: ([UInt8], [UInt8]) = ([], [])
+    @exclusivity(unchecked) var newerTime = 0
 
     /// Opens (creating or truncating) `path`, or standard output for nil or `-`.
     public init(path: String?, flushThreshold: Int = 1 << 20) throws {

@@ -346,10 +346,16 @@ public struct CircleCore: Sendable {
         return a * a + sphere.cosCenterLat * cosDegrees(center.latitude + dPsi) * (b * b)
     }
 
-    /// Tier 2, out of line: its constants are recomputed here, for the few points tier 1 leaves.
+    /// Tier 2, out of line: its constants are recomputed here unless the caller keeps them
+    /// (`sphere`, nil where tier 2 does not apply), for the few points tier 1 leaves.
     @usableFromInline @inline(never)
     func classifyOnStretchedSphere(_ p: Coordinate, exit: Bool) -> GeodesicCircle.Decision {
-        guard let sphere = stretchedSphere else { return .ambiguous }
+        classifyOnStretchedSphere(p, exit: exit, sphere: stretchedSphere)
+    }
+
+    @usableFromInline
+    func classifyOnStretchedSphere(_ p: Coordinate, exit: Bool, sphere: GeodesicCircle.StretchedSphere?) -> GeodesicCircle.Decision {
+        guard let sphere else { return .ambiguous }
         let h = stretchedHaversine(p, sphere)
         let r = exit ? exitRadius : radius
         if h <= GeodesicCircle.haversineBelow(r / sphere.rhoHi) { return .inside }
@@ -360,7 +366,13 @@ public struct CircleCore: Sendable {
     /// Whether `p` is inside (against `radius`) or, with `exit`, beyond `exitRadius`: tier 2,
     /// then Karney's distance. For points the cheap tiers upstream left open.
     public func decide(_ p: Coordinate, exit: Bool) -> Bool {
-        switch classifyOnStretchedSphere(p, exit: exit) {
+        decide(p, exit: exit, sphere: stretchedSphere)
+    }
+
+    /// The same with tier 2's constants given (nil where tier 2 does not apply).
+    @usableFromInline
+    func decide(_ p: Coordinate, exit: Bool, sphere: GeodesicCircle.StretchedSphere?) -> Bool {
+        switch classifyOnStretchedSphere(p, exit: exit, sphere: sphere) {
         case .inside: return !exit
         case .outside: return exit
         case .ambiguous: return exit ? distance(to: p) > exitRadius : distance(to: p) <= radius

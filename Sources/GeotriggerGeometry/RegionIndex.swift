@@ -68,10 +68,11 @@ public final class RegionIndex {
     /// 64-byte-aligned cache line each, so a test costs at most one miss. Owned here.
     @usableFromInline let hot: UnsafeMutablePointer<HotCircle>
     /// Per circle (by its position in `cores`), tier 2's constants for the distances events
-    /// report, made at the circle's first event: 32 bytes each, zero-filled by `calloc` so the
-    /// pages of circles that never see an event are not even touched. stretch 0 = not made yet,
+    /// report and for the tests tier 1 leaves open, made at the circle's first use of them: 32
+    /// bytes each, zero-filled by `calloc` so the pages of circles that never need them are not
+    /// even touched. stretch 0 = not made yet,
     /// NaN = tier 2 does not apply to this circle. Owned here.
-    private let spheres: UnsafeMutablePointer<GeodesicCircle.StretchedSphere>
+    @usableFromInline let spheres: UnsafeMutablePointer<GeodesicCircle.StretchedSphere>
     /// The prepared polygons, by region.
     let polygons: [Int32: GEOSPreparedGeometry]
     let context: GEOSContext
@@ -277,7 +278,7 @@ public final class RegionIndex {
         let h = hot[r]
         if let decided = h.isInside(chord2: h.chord2(q)) { return decided }
         let slot = slots[r]
-        if slot >= 0 { return cores.withUnsafeBufferPointer { $0[Int(slot)].decide(q.coordinate, exit: false) } }
+        if slot >= 0 { return decide(Int(slot), q.coordinate, exit: false) }
         return slot == -1 && coversQueryPoint(Int32(r))
     }
 
@@ -289,7 +290,7 @@ public final class RegionIndex {
         let h = hot[r]
         if let decided = h.isBeyondExit(chord2: h.chord2(q)) { return decided }
         let slot = slots[r]
-        if slot >= 0 { return cores.withUnsafeBufferPointer { $0[Int(slot)].decide(q.coordinate, exit: true) } }
+        if slot >= 0 { return decide(Int(slot), q.coordinate, exit: true) }
         return slot == -2 || !coversQueryPoint(Int32(r))
     }
 
@@ -307,12 +308,25 @@ public final class RegionIndex {
     public func reportedDistance(_ r: Int, _ p: Coordinate) -> Double {
         let slot = Int(slots[r])
         guard slot >= 0 else { return .nan }
+        return cores[slot].distanceInCentimetres(to: p, sphere: sphere(slot))
+    }
+
+    /// Tier 2's constants of the circle at `slot` (made at first use), or nil where tier 2 does
+    /// not apply.
+    @usableFromInline
+    func sphere(_ slot: Int) -> GeodesicCircle.StretchedSphere? {
         if spheres[slot].stretch == 0 {
             spheres[slot] = cores[slot].stretchedSphere
                 ?? GeodesicCircle.StretchedSphere(stretch: .nan, cosCenterLat: .nan, rhoLo: .nan, rhoHi: .nan)
         }
         let sphere = spheres[slot]
-        return cores[slot].distanceInCentimetres(to: p, sphere: sphere.stretch.isNaN ? nil : sphere)
+        return sphere.stretch.isNaN ? nil : sphere
+    }
+
+    /// A circle's decision where tier 1 left it open: tier 2 with the kept constants, then Karney.
+    @usableFromInline @inline(never)
+    func decide(_ slot: Int, _ p: Coordinate, exit: Bool) -> Bool {
+        cores[slot].decide(p, exit: exit, sphere: sphere(slot))
     }
 
     @usableFromInline

@@ -221,9 +221,7 @@ public final class Monitor {
         prefetchDueRegions(Int(n1))
         let n2 = devices.successor(of: n1)
         guard n2 >= 0 && Int(n2) < stateCount else { return }
-        let state = UnsafeRawPointer(states + Int(n2))
-        geotrigger_prefetch(state.load(fromByteOffset: Self.nearOffset, as: UnsafeRawPointer.self))
-        geotrigger_prefetch(state.load(fromByteOffset: Self.visitsOffset, as: UnsafeRawPointer.self))
+        prefetchLists(Int(n2))
         let n3 = devices.successor(of: n2)
         guard n3 >= 0 && Int(n3) < stateCount else { return }
         let later = UnsafeRawPointer(states + Int(n3))
@@ -246,9 +244,23 @@ public final class Monitor {
         }
     }
 
-    // Where a state's lists keep their buffer pointers (a list's first field).
-    private static let nearOffset = MemoryLayout<DeviceState>.offset(of: \.near)!
-    private static let visitsOffset = MemoryLayout<DeviceState>.offset(of: \.visits)!
+    /// Prefetches every cache line of the device's neighbourhood and visit lists (up to 8 each):
+    /// a retest scans the first and binary-searches the second.
+    @inline(__always)
+    private func prefetchLists(_ di: Int) {
+        @inline(__always) func lines<E>(_ list: PodList<E>) {
+            guard let base = list.base else { return }
+            let start = UInt(bitPattern: base) & ~63
+            let end = min(UInt(bitPattern: base + Int(list.count)), start + 512)
+            var line = start
+            while line < end {
+                geotrigger_prefetch(UnsafeRawPointer(bitPattern: line))
+                line += 64
+            }
+        }
+        lines(states[di].near)
+        lines(states[di].visits)
+    }
 
     public func device(_ name: String) -> Int32 {
         var name = name

@@ -95,16 +95,23 @@ public final class NDJSONDecoder: ReadingDecoder {
             i += 1
         } else {
             while true {
-                // Key.
+                // Key: a fix's usual keys, written plainly, in one comparison; any other the long way.
                 guard i < n, p[i] == UInt8(ascii: "\"") else { return JSONScan.malformed }
-                var key = UnsafeRawBufferPointer(start: nil, count: 0)
-                var keyScratch = scratchUsed
-                i = stringValue(p, i, n, &keyScratch, &key)  // key bytes need not outlive the match
-                if i < 0 { return i }
-                let field = FieldName.match(key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
+                let field: FieldName
+                if let plain = FieldName.matchPlainKey(p, i + 1, n) {
+                    field = plain.field
+                    i = plain.end
+                } else {
+                    var key = UnsafeRawBufferPointer(start: nil, count: 0)
+                    var keyScratch = scratchUsed
+                    i = stringValue(p, i, n, &keyScratch, &key)  // key bytes need not outlive the match
+                    if i < 0 { return i }
+                    field = FieldName.match(key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
+                    i = JSONScan.skipWhitespace(p, i, n)
+                    guard i < n, p[i] == UInt8(ascii: ":") else { return JSONScan.malformed }
+                    i += 1
+                }
                 i = JSONScan.skipWhitespace(p, i, n)
-                guard i < n, p[i] == UInt8(ascii: ":") else { return JSONScan.malformed }
-                i = JSONScan.skipWhitespace(p, i + 1, n)
                 guard i < n else { return JSONScan.malformed }
                 let c = p[i]
 

@@ -7,6 +7,37 @@ enum FieldName: UInt8 {
     case op, request, ids, id, content
     case unknown
 
+    /// The keys of an ordinary fix, each with its closing quote and the colon, as the first 8
+    /// bytes read little-endian (`plainKeyMasks` says how many of them count).
+    private static let plainKeys: (t: UInt64, lat: UInt64, lon: UInt64, device: UInt64, accuracy: UInt64) = (
+        word("t\":"), word("lat\":"), word("lon\":"), word("device\":"), word("accuracy"))
+
+    private static func word(_ s: StaticString) -> UInt64 {
+        var w: UInt64 = 0
+        for k in 0..<min(8, s.utf8CodeUnitCount) { w |= UInt64(s.utf8Start[k]) << (8 * UInt64(k)) }
+        return w
+    }
+
+    /// Recognises the key of an ordinary fix (`t`, `lat`, `lon`, `device`, `accuracy`) written
+    /// plainly and followed at once by `":`, from `p[i]`, the byte after the opening quote.
+    /// Returns the field and the index after the colon, or nil: then the general path (scan the
+    /// string, resolve escapes, match, skip whitespace, expect the colon) decides, and it decides
+    /// these spellings the same way. Needs 10 readable bytes from `p[i]` (it checks `n`).
+    @inline(__always)
+    static func matchPlainKey(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (field: FieldName, end: Int)? {
+        guard i + 10 <= n else { return nil }
+        let w = UInt64(littleEndian: UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self))
+        let keys = plainKeys
+        if w & 0xFF_FFFF == keys.t { return (.t, i + 3) }
+        if w & 0xFF_FFFF_FFFF == keys.lat { return (.lat, i + 5) }
+        if w & 0xFF_FFFF_FFFF == keys.lon { return (.lon, i + 5) }
+        if w == keys.device { return (.device, i + 8) }
+        if w == keys.accuracy && p[i + 8] == UInt8(ascii: "\"") && p[i + 9] == UInt8(ascii: ":") {
+            return (.accuracy, i + 10)
+        }
+        return nil
+    }
+
     /// Recognises a field name from its UTF-8 bytes without allocating.
     @inline(__always)
     static func match(_ p: UnsafePointer<UInt8>, _ n: Int) -> FieldName {

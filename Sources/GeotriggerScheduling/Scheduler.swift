@@ -81,6 +81,9 @@ public final class Scheduler {
     private var everyDevice: [Int32] = []
     /// Requests for named devices, added at that device's first reading.
     private var forDevice: [String: [Int32]] = [:]
+    /// Whether a device's first reading adds any request (either list above is not empty; both
+    /// are fixed at init). Without, `deviceSeen` has nothing to do and keeps no per-device state.
+    @exclusivity(unchecked) private var addsAtFirstSight = false
     @exclusivity(unchecked) private var centers: [Center] = []
     @exclusivity(unchecked) private var timers = TimerQueue<Timer>()
     private var instanceCounter: UInt32 = 0
@@ -107,6 +110,7 @@ public final class Scheduler {
                 everyDevice.append(s)
             }
         }
+        addsAtFirstSight = !everyDevice.isEmpty || !forDevice.isEmpty
     }
 
     // MARK: Devices
@@ -122,6 +126,7 @@ public final class Scheduler {
     /// triggers count from `t`). Call before handing that reading's region events in.
     @inline(__always)
     public func deviceSeen(_ d: Int32, at t: Double) {
+        guard addsAtFirstSight else { return }
         if Int(d) < centers.count && centers[Int(d)].seen { return }
         firstSeen(d, at: t)
     }

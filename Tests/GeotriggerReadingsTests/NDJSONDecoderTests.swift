@@ -303,3 +303,50 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
         #expect(seen.map(\.device) == ["abc", "xyz"])
     }
 }
+
+/// The usual keys of a fix are recognised in one comparison when written plainly; every other
+/// spelling of the same record goes the general way. Both must read the same record.
+@Suite struct NDJSONPlainKeyTests {
+    static let plain = #"{"t":1635501603,"device":"d1","lat":48.2,"lon":16.37,"accuracy":12}"#
+
+    @Test(arguments: [
+        #"{"\u0074":1635501603,"device":"d1","lat":48.2,"lon":16.37,"accuracy":12}"#,  // escaped key
+        #"{"t" :1635501603,"device" : "d1","lat"  :48.2,"lon":16.37,"accuracy" :12}"#,  // space before colons
+        #"{ "accuracy":12, "lon":16.37, "lat":48.2, "device":"d1", "t":1635501603 }"#,  // other order
+        #"{"t":1635501603,"d\u0065vice":"d1","l\u0061t":48.2,"lon":16.37,"accurac\u0079":12}"#,
+        #"{"t":1635501603,"device":"d1","lat":48.2,"lon":16.37,"accuracy":12,"accuracyX":1}"#,  // unknown key
+    ])
+    func otherSpellingsReadTheSame(_ line: String) {
+        let general = one(line), fast = one(Self.plain)
+        #expect(fast.step == .reading)
+        #expect(general.kind == fast.kind && general.t == fast.t && general.device == fast.device)
+        #expect(general.latitude == fast.latitude && general.longitude == fast.longitude)
+        #expect(general.accuracy == fast.accuracy)
+    }
+
+    /// Near-misses of the plain keys must not be taken for them.
+    @Test(arguments: [
+        (#"{"tt":1,"device":"d1","lat":1,"lon":2}"#, "no time"),
+        (#"{"t":1,"devices":"d1","lat":1,"lon":2}"#, "no device"),
+        (#"{"t":1,"device":"d1","latitude":1,"lon":2}"#, "no latitude"),
+        (#"{"t":1,"device":"d1","lat":1,"lon":2,"accuracyy":900}"#, "accuracy ignored"),
+        (#"{"t":1,"device":"d1","lat":1,"lon":2,"accuracy"}"#, "malformed"),
+    ])
+    func nearMissesAreNotTheKeys(_ line: String, _ expected: String) {
+        let s = one(line)
+        switch expected {
+        case "accuracy ignored":
+            #expect(s.step == .reading && s.accuracy.isNaN, "\(line)")
+        case "malformed":
+            #expect(s.step == .rejected(.malformed), "\(line)")
+        default:
+            if case .rejected = s.step {} else { Issue.record("\(line) was read: \(s)") }
+        }
+    }
+
+    /// A key that ends within 10 bytes of the line's end is read the general way.
+    @Test func keyAtTheEndOfTheLine() {
+        let s = one(#"{"device":"d1","lat":1,"lon":2,"t":5}"#)
+        #expect(s.step == .reading && s.t == 5)
+    }
+}
