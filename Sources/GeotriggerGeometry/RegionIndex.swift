@@ -59,20 +59,21 @@ public final class RegionIndex {
     }
 
     public let regions: [Region]
-    /// Per region: its position in `cores` (≥ 0), or −1 for a polygon, −2 for no geometry.
+    /// Per region: its position in `slow` (≥ 0), or −1 for a polygon, −2 for no geometry.
     @usableFromInline let slots: [Int32]
-    /// The circles' centers and radii (32 bytes each): what their slow paths need once the
-    /// `hot` table has left a point open. Full `GeodesicCircle`s are made on demand (`circle(_:)`).
-    @usableFromInline let cores: [CircleCore]
+    /// What a circle's slow paths need once the `hot` table has left a point open, and what an
+    /// event's distance needs, in one 64-byte line: the center and radii, and tier 2's constants,
+    /// made at first use (stretch 0 = not made yet, NaN = tier 2 does not apply to this circle).
+    @usableFromInline struct SlowCircle {
+        var core: CircleCore
+        var sphere: GeodesicCircle.StretchedSphere
+    }
+    /// Per circle, 64-byte aligned; owned here. Full `GeodesicCircle`s are made on demand
+    /// (`circle(_:)`).
+    @usableFromInline let slow: UnsafeMutablePointer<SlowCircle>
     /// Per region, what the hot path reads of its circle (`HotCircle.none` for other shapes): one
     /// 64-byte-aligned cache line each, so a test costs at most one miss. Owned here.
     @usableFromInline let hot: UnsafeMutablePointer<HotCircle>
-    /// Per circle (by its position in `cores`), tier 2's constants for the distances events
-    /// report and for the tests tier 1 leaves open, made at the circle's first use of them: 32
-    /// bytes each, zero-filled by `calloc` so the pages of circles that never need them are not
-    /// even touched. stretch 0 = not made yet,
-    /// NaN = tier 2 does not apply to this circle. Owned here.
-    @usableFromInline let spheres: UnsafeMutablePointer<GeodesicCircle.StretchedSphere>
     /// The prepared polygons, by region.
     let polygons: [Int32: GEOSPreparedGeometry]
     let context: GEOSContext
@@ -99,10 +100,12 @@ public final class RegionIndex {
         // Freed here if building throws (an invalid polygon, a GEOS failure); `deinit` frees it
         // once the index is complete.
         var complete = false
+        var slowCircles: UnsafeMutablePointer<SlowCircle>?
         defer {
             if !complete {
                 hot.deinitialize(count: slots.count)
                 UnsafeMutableRawPointer(hot).deallocate()
+                if let slowCircles { UnsafeMutableRawPointer(slowCircles).deallocate() }
             }
         }
         func add(_ circle: GeodesicCircle?) {
@@ -154,10 +157,14 @@ public final class RegionIndex {
         }
         self.regions = regions
         self.slots = slots
-        self.cores = cores
+        let slow = UnsafeMutableRawPointer.allocate(byteCount: max(1, cores.count) * MemoryLayout<SlowCircle>.stride,
+                                                    alignment: 64)
+            .bindMemory(to: SlowCircle.self, capacity: max(1, cores.count))
+        slowCircles = slow
+        let unmade = GeodesicCircle.StretchedSphere(stretch: 0, cosCenterLat: 0, rhoLo: 0, rhoHi: 0)
+        for (k, core) in cores.enumerated() { (slow + k).initialize(to: SlowCircle(core: core, sphere: unmade)) }
+        self.slow = slow
         self.hot = hot
-        spheres = calloc(max(1, cores.count), MemoryLayout<GeodesicCircle.StretchedSphere>.stride)!
-            .bindMemory(to: GeodesicCircle.StretchedSphere.self, capacity: max(1, cores.count))
         self.polygons = preparedPolygons
         switch kind {
         case .packed:
@@ -176,7 +183,7 @@ public final class RegionIndex {
     deinit {
         hot.deinitialize(count: slots.count)
         UnsafeMutableRawPointer(hot).deallocate()
-        free(spheres)
+        UnsafeMutableRawPointer(slow).deallocate()
         if let queryPoint { GEOSGeom_destroy_r(context.handle, queryPoint) }
     }
 
@@ -257,7 +264,7 @@ public final class RegionIndex {
     public func circle(_ r: Int) -> GeodesicCircle? {
         let slot = slots[r]
         guard slot >= 0 else { return nil }
-        let core = cores[Int(slot)]
+        let core = slow[Int(slot)].core
         return GeodesicCircle(center: core.center, radius: core.radius, exitRadius: core.exitRadius)
     }
 
@@ -300,7 +307,7 @@ public final class RegionIndex {
     /// Exact geodesic distance from a circle's centre, or nil for a polygon.
     public func distanceFromCenter(_ r: Int, _ p: Coordinate) -> Double? {
         let slot = slots[r]
-        return slot >= 0 ? cores[Int(slot)].distance(to: p) : nil
+        return slot >= 0 ? slow[Int(slot)].core.distance(to: p) : nil
     }
 
     /// The distance events report: geodesic distance from a circle's centre rounded to the
@@ -308,25 +315,25 @@ public final class RegionIndex {
     public func reportedDistance(_ r: Int, _ p: Coordinate) -> Double {
         let slot = Int(slots[r])
         guard slot >= 0 else { return .nan }
-        return cores[slot].distanceInCentimetres(to: p, sphere: sphere(slot))
+        return slow[slot].core.distanceInCentimetres(to: p, sphere: sphere(slot))
     }
 
     /// Tier 2's constants of the circle at `slot` (made at first use), or nil where tier 2 does
     /// not apply.
     @usableFromInline
     func sphere(_ slot: Int) -> GeodesicCircle.StretchedSphere? {
-        if spheres[slot].stretch == 0 {
-            spheres[slot] = cores[slot].stretchedSphere
+        if slow[slot].sphere.stretch == 0 {
+            slow[slot].sphere = slow[slot].core.stretchedSphere
                 ?? GeodesicCircle.StretchedSphere(stretch: .nan, cosCenterLat: .nan, rhoLo: .nan, rhoHi: .nan)
         }
-        let sphere = spheres[slot]
+        let sphere = slow[slot].sphere
         return sphere.stretch.isNaN ? nil : sphere
     }
 
     /// A circle's decision where tier 1 left it open: tier 2 with the kept constants, then Karney.
     @usableFromInline @inline(never)
     func decide(_ slot: Int, _ p: Coordinate, exit: Bool) -> Bool {
-        cores[slot].decide(p, exit: exit, sphere: sphere(slot))
+        slow[slot].core.decide(p, exit: exit, sphere: sphere(slot))
     }
 
     @usableFromInline
