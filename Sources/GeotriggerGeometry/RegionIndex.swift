@@ -92,27 +92,31 @@ public final class RegionIndex {
         self.context = context
         var slots: [Int32] = []
         slots.reserveCapacity(regions.count)
-        var cores: [CircleCore] = []
-        cores.reserveCapacity(regions.count)
-        // One slot and one hot entry per region, filled in region order.
+        // One slot and one hot entry per region, filled in region order, and a slow line per
+        // circle (room for every region: the pages past the last circle are never touched).
         let hot = UnsafeMutableRawPointer.allocate(byteCount: max(1, regions.count) * MemoryLayout<HotCircle>.stride,
                                                    alignment: 64).bindMemory(to: HotCircle.self, capacity: regions.count)
-        // Freed here if building throws (an invalid polygon, a GEOS failure); `deinit` frees it
+        let slow = UnsafeMutableRawPointer.allocate(byteCount: max(1, regions.count) * MemoryLayout<SlowCircle>.stride,
+                                                    alignment: 64).bindMemory(to: SlowCircle.self, capacity: regions.count)
+        var circles = 0
+        // Freed here if building throws (an invalid polygon, a GEOS failure); `deinit` frees them
         // once the index is complete.
         var complete = false
-        var slowCircles: UnsafeMutablePointer<SlowCircle>?
         defer {
             if !complete {
                 hot.deinitialize(count: slots.count)
                 UnsafeMutableRawPointer(hot).deallocate()
-                if let slowCircles { UnsafeMutableRawPointer(slowCircles).deallocate() }
+                slow.deinitialize(count: circles)
+                UnsafeMutableRawPointer(slow).deallocate()
             }
         }
+        let unmade = GeodesicCircle.StretchedSphere(stretch: 0, cosCenterLat: 0, rhoLo: 0, rhoHi: 0)
         func add(_ circle: GeodesicCircle?) {
             (hot + slots.count).initialize(to: circle?.hot ?? .none)
             if let circle {
-                slots.append(Int32(cores.count))
-                cores.append(circle.core)
+                slots.append(Int32(circles))
+                (slow + circles).initialize(to: SlowCircle(core: circle.core, sphere: unmade))
+                circles += 1
             }
         }
         var preparedPolygons: [Int32: GEOSPreparedGeometry] = [:]
@@ -157,12 +161,6 @@ public final class RegionIndex {
         }
         self.regions = regions
         self.slots = slots
-        let slow = UnsafeMutableRawPointer.allocate(byteCount: max(1, cores.count) * MemoryLayout<SlowCircle>.stride,
-                                                    alignment: 64)
-            .bindMemory(to: SlowCircle.self, capacity: max(1, cores.count))
-        slowCircles = slow
-        let unmade = GeodesicCircle.StretchedSphere(stretch: 0, cosCenterLat: 0, rhoLo: 0, rhoHi: 0)
-        for (k, core) in cores.enumerated() { (slow + k).initialize(to: SlowCircle(core: core, sphere: unmade)) }
         self.slow = slow
         self.hot = hot
         self.polygons = preparedPolygons
