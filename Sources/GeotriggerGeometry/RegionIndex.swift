@@ -358,6 +358,17 @@ public final class RegionIndex {
         if r >= 0 && Int(r) < slots.count { geotrigger_prefetch(hot + Int(r)) }
     }
 
+    /// Prefetches what reporting an event of region `r` reads: the region (its id, for the
+    /// output) and, for a circle, the line `reportedDistance` uses. Call it as soon as the
+    /// event is known, so the two misses overlap each other and the work before the report.
+    @inlinable @inline(__always)
+    public func prefetchForEvent(_ r: Int32) {
+        guard r >= 0 && Int(r) < slots.count else { return }
+        regions.withUnsafeBufferPointer { geotrigger_prefetch($0.baseAddress! + Int(r)) }
+        let slot = slots[Int(r)]
+        if slot >= 0 { geotrigger_prefetch(slow + Int(slot)) }
+    }
+
     /// Sets the point the polygon tests use (done by the `candidates` calls).
     public func setQueryPoint(_ p: Coordinate) {
         queryCoordinate = p

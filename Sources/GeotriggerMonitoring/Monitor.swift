@@ -374,6 +374,7 @@ public final class Monitor {
             }
             if lo < Int(visits.count) && visits[lo].region == r {
                 let stays = !index.isBeyondExit(Int(r), q)
+                if !stays { index.prefetchForEvent(r) }
                 let c = index.clearance(Int(r), q, inside: stays)
                 safe = min(safe, c)
                 hood.append(NearRegion(region: r, clearance: c - offset))
@@ -388,6 +389,7 @@ public final class Monitor {
                                  distance: index.reportedDistance(Int(r), p), enteredAt: visit.enteredAt))
             } else {
                 let inside = index.isInside(Int(r), q)
+                if inside { index.prefetchForEvent(r) }
                 let c = index.clearance(Int(r), q, inside: inside)
                 safe = min(safe, c)
                 hood.append(NearRegion(region: r, clearance: c - offset))
@@ -456,6 +458,7 @@ public final class Monitor {
                 let r = candidates[i]
                 i += 1
                 let inside = index.isInside(Int(r), q)
+                if inside { index.prefetchForEvent(r) }
                 if tracking {
                     let c = index.clearance(Int(r), q, inside: inside)
                     safe = min(safe, c)
@@ -479,6 +482,7 @@ public final class Monitor {
                 if isCandidate { i += 1 }
                 j += 1
                 let stays = isCandidate && !index.isBeyondExit(Int(visit.region), q)
+                if !stays { index.prefetchForEvent(visit.region) }
                 if tracking && isCandidate {
                     let c = index.clearance(Int(visit.region), q, inside: stays)
                     safe = min(safe, c)
