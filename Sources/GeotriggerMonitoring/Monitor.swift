@@ -339,8 +339,7 @@ public final class Monitor {
         guard k > 0 else { return safe }
         retest.removeAll()
         for i in 0..<k { retest.append(near[i].region) }
-        let ascending = retest.buffer
-        ascending.insertionSort()
+        retest.buffer.insertionSort()
         index.warm(UnsafeBufferPointer(retest.buffer))
         index.setQueryPoint(q.coordinate)
         hood.removeAll()
@@ -348,8 +347,7 @@ public final class Monitor {
         // The retested regions, due at the odometer plus their new clearance, back into the
         // sorted list. The tail is sorted already and the retested head is short.
         for i in 0..<k { near[i] = hood[i] }
-        let due = near.buffer
-        due.insertionSort { $0.clearance < $1.clearance }
+        near.buffer.insertionSort { $0.clearance < $1.clearance }
         return safe
     }
 
