@@ -33,6 +33,9 @@ import Testing
             #expect(s["allocationsPerReading"] is Double, "\(kind): geotrigger-allocs did not run")
             #expect((s["replays"] as? [[String: Any]])?.count == 4, "\(kind): fast, plain and both exact modes")
             #expect(s["exactEventsIdentical"] as? Bool == true, "\(kind): fast and plain paths differ in exact mode")
+            if ProcessInfo.processInfo.activeProcessorCount > 1 {
+                #expect(s["jobsEventsIdentical"] as? Bool == true, "\(kind): --jobs output differs from one core's")
+            }
             if kind != "beacons" { #expect(s["bruteEventsAgree"] as? Bool == true, "\(kind)") }
             let latency = s["latencyNanoseconds"] as? [String: Double] ?? [:]
             #expect((latency["p50"] ?? 0) > 0 && (latency["p50"] ?? 0) <= (latency["p999"] ?? 0), "\(kind)")

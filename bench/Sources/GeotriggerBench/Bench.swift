@@ -90,6 +90,14 @@ final class Bench {
         }
         let identical = try FileChunks.identical(eventsPath(files, .exactFast), eventsPath(files, .exactPlain))
         if !identical { log("\(s.kind.rawValue): fast-path events differ from the plain path's in exact mode") }
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        var jobsReplay: Results.Replay?
+        var jobsIdentical: Bool?
+        if cores > 1 {
+            jobsReplay = try replay(files, jobs: cores)
+            jobsIdentical = try FileChunks.identical(eventsPath(files, .fast), jobsEventsPath(files))
+            if jobsIdentical == false { log("\(s.kind.rawValue): --jobs \(cores) events differ from the one-core run's") }
+        }
 
         // Memory: resident set before and after the regions and the index, then before and after
         // every device's readings (the engine's per-device state).
@@ -132,26 +140,41 @@ final class Bench {
             latencyNanoseconds: latency, bytesPerRegion: bytesPerRegion, bytesPerActiveDevice: bytesPerDevice,
             allocationsPerReading: allocations, brute: brute, peer: peer, peerNote: peerNote,
             exactEventsIdentical: identical, exactEvents: replays.first { $0.mode == EngineMode.exactFast.rawValue }?.events ?? 0,
-            bruteEventsAgree: bruteAgrees)
+            bruteEventsAgree: bruteAgrees, jobs: jobsReplay == nil ? nil : cores, jobsReplay: jobsReplay,
+            jobsEventsIdentical: jobsIdentical)
     }
 
     func eventsPath(_ files: ScenarioFiles, _ mode: EngineMode) -> String { "\(files.directory)/events-\(mode.rawValue).ndjson" }
+    func jobsEventsPath(_ files: ScenarioFiles) -> String { "\(files.directory)/events-jobs.ndjson" }
+
+    /// `geotrigger replay --jobs N` with the default settings on every core (not pinned).
+    func replay(_ files: ScenarioFiles, jobs: Int) throws -> Results.Replay {
+        try timedReplay(files, name: "jobs", arguments: ["--jobs", String(jobs)], out: jobsEventsPath(files))
+    }
 
     /// `geotrigger replay` on one core, NDJSON in and events to a file; the best of --repeat runs.
     func replay(_ files: ScenarioFiles, mode: EngineMode) throws -> Results.Replay {
-        let out = eventsPath(files, mode)
+        try timedReplay(files, name: mode.rawValue, arguments: mode.replayFlags, out: eventsPath(files, mode),
+                        prefix: pinToOneCore)
+    }
+
+    /// `geotrigger replay` with `arguments`, events to `out`, started through `prefix` (taskset);
+    /// the best of --repeat runs. `name` labels the log line, the stderr file and the result.
+    func timedReplay(_ files: ScenarioFiles, name: String, arguments: [String], out: String,
+                     prefix: [String] = []) throws -> Results.Replay {
+        let stderr = "\(files.directory)/replay-\(name).stderr"
         let run = try best(\.seconds) {
-            let run = spawn(pinToOneCore + [binary, "replay", "--regions", files.regionsPath, files.readingsPath,
-                                            "-o", out, "--quiet"] + mode.replayFlags,
-                            stderr: "\(files.directory)/replay-\(mode.rawValue).stderr")
+            let run = spawn(prefix + [binary, "replay", "--regions", files.regionsPath, files.readingsPath,
+                                      "-o", out, "--quiet"] + arguments,
+                            stderr: stderr)
             guard run.status == 0 else {
-                throw ValidationFailure("geotrigger replay (\(mode.rawValue)) exited with \(run.status); see \(files.directory)/replay-\(mode.rawValue).stderr")
+                throw ValidationFailure("geotrigger replay (\(name)) exited with \(run.status); see \(stderr)")
             }
             return run
         }
         let events = try FileChunks.lineCount(out)
-        log("  replay \(mode.rawValue): \(Int(Double(files.readingCount) / run.seconds)) fixes/s, \(events) events")
-        return Results.Replay(mode: mode.rawValue, fixes: files.readingCount, seconds: run.seconds,
+        log("  replay \(name): \(Int(Double(files.readingCount) / run.seconds)) fixes/s, \(events) events")
+        return Results.Replay(mode: name, fixes: files.readingCount, seconds: run.seconds,
                               fixesPerSecond: Double(files.readingCount) / run.seconds,
                               peakResidentBytes: run.peakResidentBytes, events: events)
     }

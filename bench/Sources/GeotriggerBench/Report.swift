@@ -42,6 +42,12 @@ struct Report {
              { "**\(rate($0.replay("fast")?.fixesPerSecond))**" }),
             ("Plain GEOS-tree path end-to-end (`--safe-distance 0 --index geos`) — fast ÷ plain",
              { "\(rate($0.replay("plain")?.fixesPerSecond)) — \(ratio($0.replay("fast")?.fixesPerSecond, $0.replay("plain")?.fixesPerSecond))" }),
+            ("`--jobs N` end-to-end on all N cores (not pinned) — ÷ one core; events identical to one core's",
+             { s in
+                 guard let jobs = s.jobs, let run = s.jobsReplay else { return "n/a (one core)" }
+                 let same = s.jobsEventsIdentical == true ? "yes" : "**NO**"
+                 return "\(rate(run.fixesPerSecond)) (N = \(jobs)) — \(ratio(run.fixesPerSecond, s.replay("fast")?.fixesPerSecond)); \(same)"
+             }),
             ("Exact mode end-to-end, fast / plain path",
              { "\(rate($0.replay("exactFast")?.fixesPerSecond)) / \(rate($0.replay("exactPlain")?.fixesPerSecond))" }),
             ("Engine-only fixes/s (library, readings preloaded)", { rate($0.engineFixesPerSecond) }),

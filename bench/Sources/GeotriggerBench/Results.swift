@@ -64,6 +64,11 @@ struct Results: Codable {
         var exactEvents: Int
         /// The brute-force scan produced as many enter and exit events as the engine in exact mode.
         var bruteEventsAgree: Bool?
+        /// `geotrigger replay --jobs N` (defaults, N = the machine's cores, not pinned), and whether
+        /// its events are byte-identical to the one-core run's. nil on a one-core machine.
+        var jobs: Int?
+        var jobsReplay: Replay?
+        var jobsEventsIdentical: Bool?
 
         func replay(_ mode: EngineModeName) -> Replay? { replays.first { $0.mode == mode } }
     }
