@@ -88,7 +88,7 @@ extension Replay {
                 let r = merged.current
                 let (g, isNew) = devices.intern(r.device)
                 if isNew {
-                    owner.append(Int(Self.fnv1a(r.device) % UInt64(jobs)))
+                    owner.append(Int(DeviceTable.fnv1a(r.device) % UInt64(jobs)))
                     last.append(-.infinity)
                     batches[owner[Int(g)]].names.append((g, Array(r.device)))
                 }
@@ -167,16 +167,6 @@ extension Replay {
             }
             StateWriter.writeFooter(to: state)
         }
-    }
-
-    /// FNV-1a (64 bits) of a device id: which job a device goes to.
-    static func fnv1a(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in bytes {
-            h ^= UInt64(b)
-            h &*= 0x0000_0100_0000_01b3
-        }
-        return h
     }
 }
 

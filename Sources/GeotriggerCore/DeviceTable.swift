@@ -150,14 +150,23 @@ public final class DeviceTable {
         }
     }
 
-    @inline(__always)
-    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    /// FNV-1a (64 bits) of `bytes`: the one hash of ids in this package (device and region ids,
+    /// and which `replay --jobs` job a device goes to).
+    @inlinable @inline(__always)
+    package static func fnv1a<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in bytes {
             h ^= UInt64(b)
             h &*= 0x0000_0100_0000_01b3
         }
-        // FNV's low bits mix poorly for short keys; fold the high half in.
+        return h
+    }
+
+    /// FNV-1a for a hash table's slot: FNV's low bits mix poorly for short keys, so the high half
+    /// is folded in.
+    @inlinable @inline(__always)
+    package static func hash<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
+        let h = fnv1a(bytes)
         return h ^ (h >> 29)
     }
 }

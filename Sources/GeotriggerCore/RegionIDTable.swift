@@ -72,13 +72,8 @@ struct RegionIDSlots {
         }
     }
 
-    /// FNV-1a over the UTF-8 bytes, high half folded in.
+    /// The id's slot hash: `DeviceTable.hash` of its UTF-8 bytes.
     private static func hash(_ id: String) -> Int {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in id.utf8 {
-            h ^= UInt64(b)
-            h &*= 0x0000_0100_0000_01b3
-        }
-        return Int(truncatingIfNeeded: h ^ (h >> 29))
+        Int(truncatingIfNeeded: DeviceTable.hash(id.utf8))
     }
 }
