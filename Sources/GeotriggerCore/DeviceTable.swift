@@ -12,11 +12,9 @@ public final class DeviceTable {
     @exclusivity(unchecked) private var hashes: [UInt64] = []     // per device
     @exclusivity(unchecked) private var offsets: [Int] = []       // per device, into `arena`
     @exclusivity(unchecked) private var lengths: [Int32] = []
-    /// The names back to back: `arenaCount` bytes of `arenaCapacity`, owned here (a raw buffer, so
-    /// reading a name costs no reference counting).
-    @exclusivity(unchecked) private var arena: UnsafeMutablePointer<UInt8>
-    @exclusivity(unchecked) private var arenaCount = 0
-    @exclusivity(unchecked) private var arenaCapacity = 4096
+    /// The names back to back, owned here (a raw buffer, so reading a name costs no reference
+    /// counting).
+    @exclusivity(unchecked) private var arena = PodList<UInt8>()
     /// Ranks set with `setRank`; devices beyond it rank by id.
     @exclusivity(unchecked) private var ranks: [UInt64] = []
     private var mask: Int
@@ -30,10 +28,10 @@ public final class DeviceTable {
         while size < capacity * 2 { size <<= 1 }
         slots = [Int32](repeating: 0, count: size)
         mask = size - 1
-        arena = .allocate(capacity: arenaCapacity)
+        arena.reserve(4096)
     }
 
-    deinit { arena.deallocate() }
+    deinit { arena.free() }
 
     /// Number of devices seen.
     public var count: Int { offsets.count }
@@ -65,19 +63,9 @@ public final class DeviceTable {
         follow(id)
         slots[i] = id + 1
         hashes.append(h)
-        offsets.append(arenaCount)
+        offsets.append(Int(arena.count))
         lengths.append(Int32(name.count))
-        if arenaCount + name.count > arenaCapacity {
-            arenaCapacity = max(arenaCount + name.count, 2 * arenaCapacity)
-            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: arenaCapacity)
-            grown.initialize(from: arena, count: arenaCount)
-            arena.deallocate()
-            arena = grown
-        }
-        if let bytes = name.baseAddress {
-            (arena + arenaCount).initialize(from: bytes.assumingMemoryBound(to: UInt8.self), count: name.count)
-        }
-        arenaCount += name.count
+        arena.append(contentsOf: name.assumingMemoryBound(to: UInt8.self))
         if offsets.count * 2 > slots.count { grow() }
         return (id, true)
     }
@@ -99,7 +87,7 @@ public final class DeviceTable {
     public func prefetchName(_ id: Int32) {
         guard id >= 0 && Int(id) < offsets.count else { return }
         let o = offsets[Int(id)]
-        geotrigger_prefetch(arena + o)
+        geotrigger_prefetch(arena.base.map { $0 + o })
     }
 
     /// The id of `name`, adding it if new.
@@ -124,7 +112,7 @@ public final class DeviceTable {
     /// The name's bytes; valid until the next `intern` of a new device.
     public func withName<R>(_ id: Int32, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         let o = offsets[Int(id)], n = Int(lengths[Int(id)])
-        return body(UnsafeRawBufferPointer(start: arena + o, count: n))
+        return body(UnsafeRawBufferPointer(start: arena.base.map { $0 + o }, count: n))
     }
 
     public func name(_ id: Int32) -> String {
@@ -136,7 +124,7 @@ public final class DeviceTable {
         guard n == name.count else { return false }
         if n == 0 { return true }
         let o = offsets[id]
-        return memcmp(arena + o, name.baseAddress!, n) == 0
+        return memcmp(arena.base.unsafelyUnwrapped + o, name.baseAddress!, n) == 0
     }
 
     private func grow() {
@@ -153,7 +141,7 @@ public final class DeviceTable {
     /// FNV-1a (64 bits) of `bytes`: the one hash of ids in this package (device and region ids,
     /// and which `replay --jobs` job a device goes to).
     @inlinable @inline(__always)
-    package static func fnv1a<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
+    public static func fnv1a<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in bytes {
             h ^= UInt64(b)
@@ -165,7 +153,7 @@ public final class DeviceTable {
     /// FNV-1a for a hash table's slot: FNV's low bits mix poorly for short keys, so the high half
     /// is folded in.
     @inlinable @inline(__always)
-    package static func hash<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
+    public static func hash<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
         let h = fnv1a(bytes)
         return h ^ (h >> 29)
     }

@@ -91,7 +91,7 @@ public final class PackedRTree {
     public func query(minX: Double, minY: Double, maxX: Double, maxY: Double, appending: Bool = false)
         -> UnsafeMutableBufferPointer<Int32>
     {
-        if !appending { results.count = 0 }
+        if !appending { results.removeAll() }
         let levels = levelStarts.count - 1
         guard items.count > 0 else { return results.contents }
         boxes.withUnsafeBufferPointer { b in

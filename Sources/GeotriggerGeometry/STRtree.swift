@@ -1,4 +1,5 @@
 import CGEOS
+import GeotriggerCore
 
 /// A GEOS STRtree of rectangles, each carrying a non-negative integer item.
 ///
@@ -31,7 +32,7 @@ public final class STRtree {
         }
         // Build now, so no query pays for it and no later insert can slip in unnoticed.
         _ = try query(minX: 0, minY: 0, maxX: 0, maxY: 0)
-        results.count = 0
+        results.removeAll()
     }
 
     deinit {
@@ -48,7 +49,7 @@ public final class STRtree {
     /// Queries with a raw geometry handle owned by the caller; with `appending`, results are added
     /// to those of the previous query instead of replacing them. The buffer is reused.
     func query(handle geometry: OpaquePointer, appending: Bool) -> UnsafeMutableBufferPointer<Int32> {
-        if !appending { results.count = 0 }
+        if !appending { results.removeAll() }
         GEOSSTRtree_query_r(
             context.handle, handle, geometry,
             { item, userdata in
@@ -67,30 +68,19 @@ public final class STRtree {
     }
 }
 
-/// Growable Int32 buffer the query callback appends to; allocated once per tree.
+/// The items a query found, reused by every query of a tree: a class, so the GEOS query
+/// callback can reach it through its user-data pointer; the storage is Core's `PodList`.
 final class ResultBuffer {
-    @exclusivity(unchecked) private var storage: UnsafeMutablePointer<Int32>
-    @exclusivity(unchecked) private var capacity: Int
-    @exclusivity(unchecked) var count = 0
+    @exclusivity(unchecked) private var items = PodList<Int32>()
 
-    init() {
-        capacity = 64
-        storage = .allocate(capacity: capacity)
-    }
+    init() { items.reserve(64) }
 
-    deinit { storage.deallocate() }
+    deinit { items.free() }
 
-    @inline(__always) func append(_ v: Int32) {
-        if count == capacity {
-            let bigger = UnsafeMutablePointer<Int32>.allocate(capacity: capacity * 2)
-            bigger.update(from: storage, count: count)
-            storage.deallocate()
-            storage = bigger
-            capacity *= 2
-        }
-        storage[count] = v
-        count += 1
-    }
+    @inline(__always) func append(_ v: Int32) { items.append(v) }
 
-    var contents: UnsafeMutableBufferPointer<Int32> { UnsafeMutableBufferPointer(start: storage, count: count) }
+    /// Empties the buffer (keeping its storage).
+    @inline(__always) func removeAll() { items.removeAll() }
+
+    var contents: UnsafeMutableBufferPointer<Int32> { items.buffer }
 }
