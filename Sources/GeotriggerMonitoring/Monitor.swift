@@ -370,47 +370,45 @@ public final class Monitor {
                 let mid = (lo + hi) >> 1
                 if visits[mid].region < r { lo = mid + 1 } else { hi = mid }
             }
-            if lo < Int(visits.count) && visits[lo].region == r {
-                let stays = !index.isBeyondExit(Int(r), q)
-                if !stays { index.prefetchForEvent(r) }
-                let c = index.clearance(Int(r), q, inside: stays)
-                safe = min(safe, c)
-                hood.append(NearRegion(region: r, clearance: c - offset))
-                if stays {
-                    from = lo + 1
-                    continue
-                }
+            let visited = lo < Int(visits.count) && visits[lo].region == r
+            // Inside: within the exit boundary for a visit, the entry boundary otherwise.
+            let inside = visited ? !index.isBeyondExit(Int(r), q) : index.isInside(Int(r), q)
+            if inside != visited { index.prefetchForEvent(r) }
+            let c = index.clearance(Int(r), q, inside: inside)
+            safe = min(safe, c)
+            hood.append(NearRegion(region: r, clearance: c - offset))
+            from = inside ? lo + 1 : lo
+            if inside == visited { continue }
+            if visited {
                 let visit = visits[lo]
                 states[di].visits.remove(at: lo)
-                from = lo
-                emit(RegionEvent(kind: .exit, t: t, device: d, region: r,
-                                 distance: index.reportedDistance(Int(r), p), enteredAt: visit.enteredAt))
+                leave(d, t, visit, p)
             } else {
-                let inside = index.isInside(Int(r), q)
-                if inside { index.prefetchForEvent(r) }
-                let c = index.clearance(Int(r), q, inside: inside)
-                safe = min(safe, c)
-                hood.append(NearRegion(region: r, clearance: c - offset))
-                from = lo
-                guard inside else { continue }
-                from = lo + 1
-                enter(di, d, t, r, first: first, at: lo, p)
+                enter(d, t, r, first: first, p) { states[di].visits.insert($0, at: lo) }
             }
         }
         return safe
     }
 
-    /// Records a new visit of `r` at position `i` of the device's visits and reports it.
+    /// Starts a visit of `r`: a new serial, the visit handed to `store`, then (unless it is a
+    /// silent first visit) its dwell timer and the enter event.
     @inline(__always)
-    private func enter(_ di: Int, _ d: Int32, _ t: Double, _ r: Int32, first: Bool, at i: Int, _ p: Coordinate) {
+    private func enter(_ d: Int32, _ t: Double, _ r: Int32, first: Bool, _ p: Coordinate, store: (Visit) -> Void) {
         visitSerial &+= 1
-        let silent = first && options.initial == .none
-        states[di].visits.insert(Visit(region: r, enteredAt: t, silent: silent, serial: visitSerial), at: i)
-        if silent { return }
+        let visit = Visit(region: r, enteredAt: t, silent: first && options.initial == .none, serial: visitSerial)
+        store(visit)
+        if visit.silent { return }
         if let dwell = options.dwell {
-            timers.schedule(at: t + dwell, rank: devices.rank(d), Timer(device: d, region: r, serial: visitSerial & Visit.serialMask))
+            timers.schedule(at: t + dwell, rank: devices.rank(d), Timer(device: d, region: r, serial: visit.serial))
         }
         emit(RegionEvent(kind: .enter, t: t, device: d, region: r, distance: index.reportedDistance(Int(r), p)))
+    }
+
+    /// Reports the end of `visit` (the caller has taken it off the device's list).
+    @inline(__always)
+    private func leave(_ d: Int32, _ t: Double, _ visit: Visit, _ p: Coordinate) {
+        emit(RegionEvent(kind: .exit, t: t, device: d, region: visit.region,
+                         distance: index.reportedDistance(Int(visit.region), p), enteredAt: visit.enteredAt))
     }
 
     private func setAnchor(_ di: Int, _ phi: Double, _ lambda: Double, _ cosPhi: Double, safe: Double) {
@@ -464,16 +462,7 @@ public final class Monitor {
                 }
                 guard inside else { continue }
                 changed = true
-                visitSerial &+= 1
-                let silent = first && options.initial == .none
-                scratch.append(Visit(region: r, enteredAt: t, silent: silent, serial: visitSerial))
-                if silent { continue }
-                if let dwell = options.dwell {
-                    timers.schedule(at: t + dwell, rank: devices.rank(d),
-                                    Timer(device: d, region: r, serial: visitSerial & Visit.serialMask))
-                }
-                emit(RegionEvent(kind: .enter, t: t, device: d, region: r,
-                                 distance: index.reportedDistance(Int(r), p)))
+                enter(d, t, r, first: first, p) { scratch.append($0) }
             } else {
                 let visit = visits[j]
                 let isCandidate = i < candidates.count && candidates[i] == visit.region
@@ -491,9 +480,7 @@ public final class Monitor {
                     continue
                 }
                 changed = true
-                emit(RegionEvent(kind: .exit, t: t, device: d, region: visit.region,
-                                 distance: index.reportedDistance(Int(visit.region), p),
-                                 enteredAt: visit.enteredAt))
+                leave(d, t, visit, p)
             }
         }
         if changed { states[di].visits.assign(scratch) }
