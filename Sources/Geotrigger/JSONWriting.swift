@@ -43,23 +43,52 @@ extension OutputFile {
             newerTime = 0
         } else if t == times.1 {
             newerTime = 1
-        } else if newerTime == 1 {
-            timeBytes.0.removeAll(keepingCapacity: true)
-            RFC3339.format(t, into: &timeBytes.0)
-            times.0 = t
-            newerTime = 0
         } else {
-            timeBytes.1.removeAll(keepingCapacity: true)
-            RFC3339.format(t, into: &timeBytes.1)
-            times.1 = t
-            newerTime = 1
+            // Replace the slot used less recently.
+            let slot = 1 - newerTime
+            let bytes = timeBytes + 32 * slot
+            var n = RFC3339.format24(t, to: bytes)
+            if n == 0 {
+                // Not finite, or a year beyond 0…9999: at most 29 bytes.
+                var spelled: [UInt8] = []
+                RFC3339.format(t, into: &spelled)
+                n = min(32, spelled.count)
+                for k in 0..<n { bytes[k] = spelled[k] }
+            }
+            if slot == 0 {
+                times.0 = t
+                timeLengths.0 = n
+            } else {
+                times.1 = t
+                timeLengths.1 = n
+            }
+            newerTime = slot
         }
-        if newerTime == 0 { timeBytes.0.withUnsafeBytes { append($0) } } else { timeBytes.1.withUnsafeBytes { append($0) } }
+        append(UnsafeRawBufferPointer(start: timeBytes + 32 * newerTime,
+                                      count: newerTime == 0 ? timeLengths.0 : timeLengths.1))
         append(UInt8(ascii: "\""))
     }
 
     /// Appends a finite number with two decimals (centimetres for distances).
-    public func appendFixed2(_ x: Double) { appendFixed(x, decimals: 2) }
+    /// The same as `appendFixed(x, decimals: 2)`, without the general loops (every event with a
+    /// distance writes one).
+    public func appendFixed2(_ x: Double) {
+        let scaled = abs(x) * 100
+        guard x.isFinite, scaled < 9e18 else {
+            append("null")
+            return
+        }
+        let v = Int64(scaled.rounded())
+        if x < 0 && v != 0 { append(UInt8(ascii: "-")) }
+        appendInteger(v / 100)
+        let cents = Int(v % 100)
+        appendDirect(maximum: 3) { out in
+            out[0] = UInt8(ascii: ".")
+            out[1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: cents / 10)
+            out[2] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: cents % 10)
+            return 3
+        }
+    }
 
     /// Appends a finite number rounded to `decimals` (0…9) places; `null` if not finite or huge.
     public func appendFixed(_ x: Double, decimals: Int) {

@@ -26,7 +26,9 @@ public final class OutputFile {
     /// their time, and an exit's `enteredAt` in between must not evict it. `newerTime` is the
     /// slot used last; the other one is replaced next.
     @exclusivity(unchecked) var times = (Double.nan, Double.nan)
-    @exclusivity(unchecked) var timeBytes: ([UInt8], [UInt8]) = ([], [])
+    /// Their bytes: slot k at `timeBytes + 32 k`, `timeLengths.k` long (owned here).
+    let timeBytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
+    @exclusivity(unchecked) var timeLengths = (0, 0)
     @exclusivity(unchecked) var newerTime = 0
 
     /// Opens (creating or truncating) `path`, or standard output for nil or `-`.
@@ -82,6 +84,7 @@ public final class OutputFile {
         try? flush()
         if owns { close(fd) }
         storage.deallocate()
+        timeBytes.deallocate()
     }
 
     /// Room for `n` more bytes.

@@ -127,15 +127,11 @@ public enum RFC3339 {
 
     // MARK: Formatting
 
-    /// Appends `t` (Unix seconds) as `YYYY-MM-DDTHH:MM:SS.mmmZ`, rounded to the nearest millisecond.
-    ///
-    /// Years outside 0001…9999 are written with as many digits as needed and a leading `-` when
-    /// negative (ISO 8601 expanded form); a non-finite `t` is written as `invalid`.
-    public static func format(_ t: Double, into out: inout [UInt8]) {
-        guard t.isFinite, abs(t) < 1e15 else {
-            out.append(contentsOf: "invalid".utf8)
-            return
-        }
+    /// `t` (Unix seconds, finite) split into its UTC calendar day, second of the day and
+    /// millisecond, rounded to the nearest millisecond; nil when `t` is not finite or huge.
+    @inline(__always)
+    static func parts(_ t: Double) -> (year: Int, month: Int, day: Int, second: Int, ms: Int)? {
+        guard t.isFinite, abs(t) < 1e15 else { return nil }
         // floor and the subtraction are exact, so only the millisecond rounding rounds.
         let whole = t.rounded(.down)
         var secs = Int(whole)
@@ -151,20 +147,62 @@ public enum RFC3339 {
             days -= 1
         }
         let (year, month, day) = civilFromDays(days)
+        return (year, month, day, sod, ms)
+    }
 
+    /// Writes `t` (Unix seconds) as `YYYY-MM-DDTHH:MM:SS.mmmZ` at `out` (24 bytes) and returns 24,
+    /// or writes nothing and returns 0 when `t` is not finite or its year is outside 0…9999
+    /// (`format(_:into:)` spells those out). For writers that format into their own buffer.
+    public static func format24(_ t: Double, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        guard let (year, month, day, sod, ms) = parts(t), year >= 0 && year <= 9999 else { return 0 }
+        @inline(__always) func put2(_ k: Int, _ v: Int) {
+            out[k] = UInt8(truncatingIfNeeded: 48 + v / 10)
+            out[k + 1] = UInt8(truncatingIfNeeded: 48 + v % 10)
+        }
+        put2(0, year / 100)
+        put2(2, year % 100)
+        out[4] = UInt8(ascii: "-")
+        put2(5, month)
+        out[7] = UInt8(ascii: "-")
+        put2(8, day)
+        out[10] = UInt8(ascii: "T")
+        put2(11, sod / 3600)
+        out[13] = UInt8(ascii: ":")
+        put2(14, sod / 60 % 60)
+        out[16] = UInt8(ascii: ":")
+        put2(17, sod % 60)
+        out[19] = UInt8(ascii: ".")
+        out[20] = UInt8(truncatingIfNeeded: 48 + ms / 100)
+        put2(21, ms % 100)
+        out[23] = UInt8(ascii: "Z")
+        return 24
+    }
+
+    /// Appends `t` (Unix seconds) as `YYYY-MM-DDTHH:MM:SS.mmmZ`, rounded to the nearest millisecond.
+    ///
+    /// Years outside 0001…9999 are written with as many digits as needed and a leading `-` when
+    /// negative (ISO 8601 expanded form); a non-finite `t` is written as `invalid`.
+    public static func format(_ t: Double, into out: inout [UInt8]) {
+        guard let (year, month, day, sod, ms) = parts(t) else {
+            out.append(contentsOf: "invalid".utf8)
+            return
+        }
+        if year >= 0 && year <= 9999 {
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { b in
+                out.append(contentsOf: UnsafeBufferPointer(start: b.baseAddress!, count: format24(t, to: b.baseAddress!)))
+            }
+            return
+        }
         @inline(__always) func put2(_ v: Int) {
             out.append(UInt8(48 + v / 10))
             out.append(UInt8(48 + v % 10))
         }
-        if year >= 0 && year <= 9999 {
-            put2(year / 100)
-            put2(year % 100)
-        } else {
-            if year < 0 { out.append(UInt8(ascii: "-")) }
-            let digits = String(abs(year)).utf8
+        if year < 0 { out.append(UInt8(ascii: "-")) }
+        let digits = String(abs(year)).utf8
+        if digits.count < 4 {
             for _ in digits.count..<4 { out.append(UInt8(ascii: "0")) }
-            out.append(contentsOf: digits)
         }
+        out.append(contentsOf: digits)
         out.append(UInt8(ascii: "-"))
         put2(month)
         out.append(UInt8(ascii: "-"))

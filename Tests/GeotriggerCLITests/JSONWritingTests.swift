@@ -27,4 +27,21 @@ import Testing
         #expect(written { $0.appendFixed2(.nan) } == "null")
         #expect(written { $0.appendFixed2(.infinity) } == "null")
     }
+
+    /// Times are formatted straight into the output and the last two are kept: whatever the
+    /// sequence (repeats, alternation, a third time evicting the older, years beyond 9999, NaN),
+    /// each is written as `RFC3339.format` writes it.
+    @Test func timesMatchRFC3339WhateverTheOrder() {
+        let times: [Double] = [
+            1_700_000_000, 1_700_000_000, 1_699_999_000.25, 1_700_000_000, 1_699_999_000.25, 1_700_000_001.9996,
+            1_700_000_000, -62_135_596_801, 253_402_300_800, .nan, 0, 1e14, 1_700_000_000, -1.5, -1.5,
+        ]
+        let out = OutputFile(memory: ())
+        var expected = ""
+        for t in times {
+            out.appendTime(t)
+            expected += "\"" + RFC3339.format(t) + "\""
+        }
+        #expect(String(decoding: out.buffer, as: UTF8.self) == expected)
+    }
 }
