@@ -2,13 +2,13 @@
 /// stay bounds: a lower bound rounds down, an upper bound up.
 extension Float {
     /// The largest Float not above `x`.
-    @inlinable package static func below(_ x: Double) -> Float {
+    @inlinable public static func below(_ x: Double) -> Float {
         let f = Float(x)
         return Double(f) > x ? f.nextDown : f
     }
 
     /// The smallest Float not below `x`.
-    @inlinable package static func above(_ x: Double) -> Float {
+    @inlinable public static func above(_ x: Double) -> Float {
         let f = Float(x)
         return Double(f) < x ? f.nextUp : f
     }

@@ -8,14 +8,23 @@ enum FieldName: UInt8 {
     case unknown
 
     /// The keys of an ordinary fix, each with its closing quote and the colon, as the first 8
-    /// bytes read little-endian (`plainKeyMasks` says how many of them count).
-    private static let plainKeys: (t: UInt64, lat: UInt64, lon: UInt64, device: UInt64, accuracy: UInt64) = (
-        word("t\":"), word("lat\":"), word("lon\":"), word("device\":"), word("accuracy"))
+    /// bytes read little-endian (`matchPlainKey` masks off what follows the shorter ones). Literal
+    /// constants rather than a computed `static let`, whose lazy initialisation would be checked
+    /// at every key; `plainKeyWords` spells them out and a test holds the two equal.
+    static let plainKeyT: UInt64 = 0x3A2274  // t":
+    static let plainKeyLat: UInt64 = 0x3A2274616C  // lat":
+    static let plainKeyLon: UInt64 = 0x3A226E6F6C  // lon":
+    static let plainKeyDevice: UInt64 = 0x3A22656369766564  // device":
+    static let plainKeyAccuracy: UInt64 = 0x7963617275636361  // accuracy
 
-    private static func word(_ s: StaticString) -> UInt64 {
-        var w: UInt64 = 0
-        for k in 0..<min(8, s.utf8CodeUnitCount) { w |= UInt64(s.utf8Start[k]) << (8 * UInt64(k)) }
-        return w
+    /// The same words, made from the key spellings.
+    static var plainKeyWords: [UInt64] {
+        func word(_ s: StaticString) -> UInt64 {
+            var w: UInt64 = 0
+            for k in 0..<min(8, s.utf8CodeUnitCount) { w |= UInt64(s.utf8Start[k]) << (8 * UInt64(k)) }
+            return w
+        }
+        return [word("t\":"), word("lat\":"), word("lon\":"), word("device\":"), word("accuracy")]
     }
 
     /// Recognises the key of an ordinary fix (`t`, `lat`, `lon`, `device`, `accuracy`) written
@@ -27,12 +36,11 @@ enum FieldName: UInt8 {
     static func matchPlainKey(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (field: FieldName, end: Int)? {
         guard i + 10 <= n else { return nil }
         let w = UInt64(littleEndian: UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self))
-        let keys = plainKeys
-        if w & 0xFF_FFFF == keys.t { return (.t, i + 3) }
-        if w & 0xFF_FFFF_FFFF == keys.lat { return (.lat, i + 5) }
-        if w & 0xFF_FFFF_FFFF == keys.lon { return (.lon, i + 5) }
-        if w == keys.device { return (.device, i + 8) }
-        if w == keys.accuracy && p[i + 8] == UInt8(ascii: "\"") && p[i + 9] == UInt8(ascii: ":") {
+        if w & 0xFF_FFFF == plainKeyT { return (.t, i + 3) }
+        if w & 0xFF_FFFF_FFFF == plainKeyLat { return (.lat, i + 5) }
+        if w & 0xFF_FFFF_FFFF == plainKeyLon { return (.lon, i + 5) }
+        if w == plainKeyDevice { return (.device, i + 8) }
+        if w == plainKeyAccuracy && p[i + 8] == UInt8(ascii: "\"") && p[i + 9] == UInt8(ascii: ":") {
             return (.accuracy, i + 10)
         }
         return nil

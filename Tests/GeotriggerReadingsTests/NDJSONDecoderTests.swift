@@ -309,6 +309,15 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
 @Suite struct NDJSONPlainKeyTests {
     static let plain = #"{"t":1635501603,"device":"d1","lat":48.2,"lon":16.37,"accuracy":12}"#
 
+    /// The literal key words are the keys' bytes: a wrong constant would never match and
+    /// silently send every line the general way.
+    @Test func keyWordsAreTheKeysBytes() {
+        #expect(FieldName.plainKeyWords == [
+            FieldName.plainKeyT, FieldName.plainKeyLat, FieldName.plainKeyLon, FieldName.plainKeyDevice,
+            FieldName.plainKeyAccuracy,
+        ])
+    }
+
     @Test(arguments: [
         #"{"\u0074":1635501603,"device":"d1","lat":48.2,"lon":16.37,"accuracy":12}"#,  // escaped key
         #"{"t" :1635501603,"device" : "d1","lat"  :48.2,"lon":16.37,"accuracy" :12}"#,  // space before colons
