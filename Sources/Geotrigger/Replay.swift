@@ -93,11 +93,12 @@ public final class Replay {
         self.diagnostics = diagnostics
     }
 
-    /// Loads the regions and builds the index; a bad file stops here, before any reading.
+    /// Loads the regions and builds the index, its regions in spatial order (`RegionOrder.spatial`:
+    /// events are still reported in file order); a bad file stops here, before any reading.
     public static func loadIndex(path: String, hysteresis: Hysteresis, tree: SpatialIndexKind = .packed) throws -> RegionIndex {
         do {
             let regions = try RegionFile.load(path: path)
-            return try RegionIndex(regions: regions, hysteresis: hysteresis, tree: tree)
+            return try RegionIndex(regions: regions, hysteresis: hysteresis, tree: tree, order: .spatial)
         } catch var error as RegionFileError {
             if error.file.isEmpty { error.file = path }
             switch error.kind {

@@ -86,7 +86,9 @@ struct JobResult {
 
 /// What every job builds its engine from.
 struct JobSetup {
+    /// The run's index's regions, in its order (`givenOrder` says where each was given).
     var regions: [Region]
+    var givenOrder: RegionOrder
     var hysteresis: Hysteresis
     var tree: SpatialIndexKind
     var monitor: MonitorOptions
@@ -126,7 +128,8 @@ final class ReplayJob {
         do {
             // The run built the same index from the same regions and requests before starting the
             // jobs, so neither can fail here except by a bug.
-            let index = try index ?? RegionIndex(regions: setup.regions, hysteresis: setup.hysteresis, tree: setup.tree)
+            let index = try index ?? RegionIndex(regions: setup.regions, hysteresis: setup.hysteresis, tree: setup.tree,
+                                                     order: setup.givenOrder)
             engine = try Engine(index: index, options: setup.monitor, beaconOptions: setup.beacons, requests: setup.requests)
         } catch {
             preconditionFailure("replay job \(job): \(error)")

@@ -19,7 +19,9 @@ extension Replay {
                  output: OutputFile, rejects: OutputFile?, totalBytes: Int) throws {
         let config = configuration
         let jobs = config.jobs
-        let setup = JobSetup(regions: index.regions, hysteresis: config.hysteresis, tree: config.tree,
+        let setup = JobSetup(regions: index.regions,
+                             givenOrder: index.givenPositions.map { .reordered(givenPositions: $0) } ?? .given,
+                             hysteresis: config.hysteresis, tree: config.tree,
                              monitor: config.monitor,
                              beacons: config.beacons, requests: requests, echoProperties: config.echoProperties,
                              writeState: config.statePath != nil)

@@ -23,6 +23,8 @@ public final class PackedRTree {
     public struct Builder {
         var boxes: [Double] = []
         var items: [Int32] = []
+        /// The boxes are in leaf order already (`hilbertOrder`).
+        var sorted = false
 
         /// `capacity`: the expected number of boxes; room is reserved for the nodes above them too,
         /// so building does not regrow the box array.
@@ -36,21 +38,46 @@ public final class PackedRTree {
             items.append(item)
         }
 
+        /// Sorts the boxes into the tree's leaf order (along the Hilbert curve, as `build` would,
+        /// which then need not) and returns the items `0..<itemCount` in the order of their first
+        /// box; items without a box follow in their own order. Numbering items by this order
+        /// (`renumber`) puts items that are near each other on the ground near each other in
+        /// number, and the tree's leaves in item order.
+        public mutating func hilbertOrder(itemCount: Int) -> [Int32] {
+            PackedRTree.sortByHilbert(&boxes, &items)
+            sorted = true
+            var placed = [Bool](repeating: false, count: itemCount)
+            var order: [Int32] = []
+            order.reserveCapacity(itemCount)
+            for item in items where !placed[Int(item)] {
+                placed[Int(item)] = true
+                order.append(item)
+            }
+            for item in 0..<itemCount where !placed[item] { order.append(Int32(item)) }
+            return order
+        }
+
+        /// Replaces each box's item `i` by `number[i]`.
+        public mutating func renumber(_ number: [Int32]) {
+            for k in items.indices { items[k] = number[Int(items[k])] }
+        }
+
         /// The tree, made in place from the builder's arrays (the builder is left empty).
         public mutating func build() -> PackedRTree {
             var boxes: [Double] = [], items: [Int32] = []
             swap(&boxes, &self.boxes)
             swap(&items, &self.items)
-            return PackedRTree(leafBoxes: boxes, leafItems: items)
+            defer { sorted = false }
+            return PackedRTree(leafBoxes: boxes, leafItems: items, sorted: sorted)
         }
     }
 
     /// Takes the arrays over: sorting them in place must not copy them.
-    private init(leafBoxes: consuming [Double], leafItems: consuming [Int32]) {
+    private init(leafBoxes: consuming [Double], leafItems: consuming [Int32], sorted: Bool) {
         var boxes = consume leafBoxes
         var items = consume leafItems
         let n = items.count
-        Self.sortByHilbert(&boxes, &items)
+        if !sorted { Self.sortByHilbert(&boxes, &items) }
         var levelStarts = [0]
         var levelCount = n
         var total = n
@@ -86,7 +113,8 @@ public final class PackedRTree {
 
     public var count: Int { items.count }
 
-    /// Items whose box meets [minX, maxX] × [minY, maxY] (closed), in tree order; with
+    /// Items whose box meets [minX, maxX] × [minY, maxY] (closed), in leaf order (ascending when
+    /// the items were numbered by `Builder.hilbertOrder` and none has two boxes); with
     /// `appending`, added to those of the previous query. The buffer is reused by the next query.
     public func query(minX: Double, minY: Double, maxX: Double, maxY: Double, appending: Bool = false)
         -> UnsafeMutableBufferPointer<Int32>
@@ -119,13 +147,19 @@ public final class PackedRTree {
                         }
                         let first = levelStarts[level - 1] + (node - levelStarts[level]) * Self.nodeSize
                         let end = min(first + Self.nodeSize, levelStarts[level])
-                        for child in first..<end where meets(child) {
-                            if level == 1 {
-                                results.append(items[child])
-                            } else {
-                                stack[top] = level - 1
-                                stack[top + 1] = child
-                                top += 2
+                        if level == 1 {
+                            for child in first..<end where meets(child) { results.append(items[child]) }
+                        } else {
+                            // Pushed last to first, so they are walked first to last: leaves
+                            // come out in leaf order.
+                            var child = end - 1
+                            while child >= first {
+                                if meets(child) {
+                                    stack[top] = level - 1
+                                    stack[top + 1] = child
+                                    top += 2
+                                }
+                                child -= 1
                             }
                         }
                     }
@@ -138,25 +172,10 @@ public final class PackedRTree {
     /// Reorders leaves by the Hilbert index of their centres on a 2¹⁶ grid over all boxes (only
     /// the grouping, hence query speed, depends on it), following each cycle of the permutation
     /// so no second copy of the leaves is made.
-    private static func sortByHilbert(_ boxes: inout [Double], _ items: inout [Int32]) {
+    static func sortByHilbert(_ boxes: inout [Double], _ items: inout [Int32]) {
         let n = items.count
         guard n > 1 else { return }
-        var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
-        for i in 0..<n {
-            minX = min(minX, boxes[4 * i]); minY = min(minY, boxes[4 * i + 1])
-            maxX = max(maxX, boxes[4 * i + 2]); maxY = max(maxY, boxes[4 * i + 3])
-        }
-        let scaleX = maxX > minX ? 65535 / (maxX - minX) : 0
-        let scaleY = maxY > minY ? 65535 / (maxY - minY) : 0
-        // Hilbert index in the high half, leaf position in the low half.
-        var keys = [UInt64](unsafeUninitializedCapacity: n) { keys, count in
-            for i in 0..<n {
-                let x = UInt32(max(0, min(65535, ((boxes[4 * i] + boxes[4 * i + 2]) / 2 - minX) * scaleX)))
-                let y = UInt32(max(0, min(65535, ((boxes[4 * i + 1] + boxes[4 * i + 3]) / 2 - minY) * scaleY)))
-                keys[i] = UInt64(hilbert(x, y)) << 32 | UInt64(i)
-            }
-            count = n
-        }
+        var keys = hilbertKeys(boxes, n)
         sortInPlace(&keys)
         // keys[i]'s low half is the leaf that goes to position i; bit 63 marks a placed position.
         let placed: UInt64 = 1 << 63
@@ -176,6 +195,26 @@ public final class PackedRTree {
                 items[j] = items[source]
                 j = source
             }
+        }
+    }
+
+    /// Per leaf, the Hilbert index of its centre on a 2¹⁶ grid over all `n` boxes in the high
+    /// half and the leaf's position in the low half: sorted, they give the tree's leaf order.
+    static func hilbertKeys(_ boxes: [Double], _ n: Int) -> [UInt64] {
+        var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
+        for i in 0..<n {
+            minX = min(minX, boxes[4 * i]); minY = min(minY, boxes[4 * i + 1])
+            maxX = max(maxX, boxes[4 * i + 2]); maxY = max(maxY, boxes[4 * i + 3])
+        }
+        let scaleX = maxX > minX ? 65535 / (maxX - minX) : 0
+        let scaleY = maxY > minY ? 65535 / (maxY - minY) : 0
+        return [UInt64](unsafeUninitializedCapacity: n) { keys, count in
+            for i in 0..<n {
+                let x = UInt32(max(0, min(65535, ((boxes[4 * i] + boxes[4 * i + 2]) / 2 - minX) * scaleX)))
+                let y = UInt32(max(0, min(65535, ((boxes[4 * i + 1] + boxes[4 * i + 3]) / 2 - minY) * scaleY)))
+                keys[i] = UInt64(hilbert(x, y)) << 32 | UInt64(i)
+            }
+            count = n
         }
     }
 

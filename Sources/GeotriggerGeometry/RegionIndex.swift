@@ -42,6 +42,22 @@ public enum SpatialIndexKind: String, Sendable, CaseIterable {
     case geos
 }
 
+/// The order an index keeps its regions in: region numbers are positions in `RegionIndex.regions`.
+public enum RegionOrder: Sendable {
+    /// As given.
+    case given
+    /// Along a Hilbert curve through the envelopes' centres, the order the packed tree keeps its
+    /// leaves in: regions near each other on the ground are near each other in memory, so the
+    /// tests around a device read neighbouring cache lines and pages. `givenPositions` keeps
+    /// the given order, which events at one fix are still reported in. A set with beacon regions
+    /// keeps the given order (beacon events are ordered by region number).
+    case spatial
+    /// Already in another order than the one they were given in (another index's `regions`,
+    /// for an index of the same set on another thread): `givenPositions[r]` is where region `r`
+    /// was given. Kept as they are.
+    case reordered(givenPositions: [Int32])
+}
+
 /// Every region with a geometry, its envelopes in a packed R-tree (or a GEOS STRtree), and the
 /// exact tests behind it.
 ///
@@ -59,6 +75,9 @@ public final class RegionIndex {
     }
 
     public let regions: [Region]
+    /// Per region, its position in the array given to `init`, when `regions` is in another order
+    /// (`RegionOrder.spatial`, `.reordered`); nil when it is in the given order. 4 bytes a region.
+    public let givenPositions: [Int32]?
     /// Per region: its position in `slow` (≥ 0), or −1 for a polygon, −2 for no geometry.
     @usableFromInline let slots: [Int32]
     /// What a circle's slow paths need once the `hot` table has left a point open, and what an
@@ -86,9 +105,11 @@ public final class RegionIndex {
     private var queryPointStale = true
 
     /// Builds the index. Throws `RegionFileError` (file left empty for the caller to fill) when a
-    /// polygon is invalid, with GEOS's reason.
-    public init(regions: [Region], hysteresis: Hysteresis = .automatic, tree kind: SpatialIndexKind = .packed,
-                context: GEOSContext = GEOSContext()) throws {
+    /// polygon is invalid, with GEOS's reason; regions are checked in the given order either way.
+    /// With `order: .spatial`, `regions` (and so every region number) follows the tree's curve
+    /// and `givenPositions` maps back.
+    public init(regions: consuming [Region], hysteresis: Hysteresis = .automatic, tree kind: SpatialIndexKind = .packed,
+                order: RegionOrder = .given, context: GEOSContext = GEOSContext()) throws {
         self.context = context
         var slots: [Int32] = []
         slots.reserveCapacity(regions.count)
@@ -159,7 +180,74 @@ public final class RegionIndex {
                 preparedPolygons[Int32(i)] = prepared
             }
         }
+        var regions = consume regions
+        var givenPositions: [Int32]? = nil
+        if case .reordered(let positions) = order {
+            precondition(positions.count == regions.count, "one given position per region")
+            givenPositions = positions
+        }
+        if case .spatial = order, regions.count > 1,
+           !regions.contains(where: { if case .beacon = $0.shape { true } else { false } }) {
+            // Renumber along the curve: the regions and tables move, the boxes take their new
+            // numbers, and the tree then sorts its leaves into item order.
+            let given = rects.hilbertOrder(itemCount: regions.count)
+            if given.indices.contains(where: { given[$0] != Int32($0) }) {
+                var number = [Int32](repeating: 0, count: given.count)
+                for (new, old) in given.enumerated() { number[Int(old)] = Int32(new) }
+                rects.renumber(number)
+                // Everything moves in place, following each cycle of the permutation: no second
+                // copy of the tables (64 bytes a region each), nor of an array the caller handed over.
+                var moved: [Bool] = []
+                // Puts what was at source[k] at k, for every k.
+                func permute(_ source: [Int32], _ move: (_ to: Int, _ from: Int) -> Void, _ save: (Int) -> Void,
+                             _ restore: (Int) -> Void) {
+                    moved = [Bool](repeating: false, count: source.count)
+                    for start in source.indices where !moved[start] {
+                        save(start)
+                        var k = start
+                        while true {
+                            moved[k] = true
+                            let from = Int(source[k])
+                            if from == start {
+                                restore(k)
+                                break
+                            }
+                            move(k, from)
+                            k = from
+                        }
+                    }
+                }
+                var region = regions[0]
+                permute(given, { regions[$0] = regions[$1] }, { region = regions[$0] }, { regions[$0] = region })
+                var hotEntry = hot[0]
+                permute(given, { hot[$0] = hot[$1] }, { hotEntry = hot[$0] }, { hot[$0] = hotEntry })
+                // Circles' slow lines in the new order too.
+                var slowSource = [Int32](repeating: 0, count: circles)
+                var newSlots = [Int32](repeating: 0, count: given.count)
+                var nextSlow = 0
+                for (new, old) in given.enumerated() {
+                    let slot = slots[Int(old)]
+                    if slot >= 0 {
+                        slowSource[nextSlow] = slot
+                        newSlots[new] = Int32(nextSlow)
+                        nextSlow += 1
+                    } else {
+                        newSlots[new] = slot
+                    }
+                }
+                if circles > 0 {
+                    var slowEntry = slow[0]
+                    permute(slowSource, { slow[$0] = slow[$1] }, { slowEntry = slow[$0] }, { slow[$0] = slowEntry })
+                }
+                slots = newSlots
+                var renumbered: [Int32: GEOSPreparedGeometry] = [:]
+                for (old, g) in preparedPolygons { renumbered[number[Int(old)]] = g }
+                preparedPolygons = renumbered
+                givenPositions = given
+            }
+        }
         self.regions = regions
+        self.givenPositions = givenPositions
         self.slots = slots
         self.slow = slow
         self.hot = hot
@@ -234,9 +322,12 @@ public final class RegionIndex {
     }
 
     /// Sorts query results in place and drops repeats (a region split at the antimeridian has two
-    /// envelopes). Region order is event order.
+    /// envelopes). The monitor tests them, and merges them with visits, in region order.
     private static func sortedUnique(_ found: UnsafeMutableBufferPointer<Int32>) -> UnsafeBufferPointer<Int32> {
-        found.smallSort()
+        // A spatially ordered index's packed tree gives them in order already.
+        var k = 1
+        while k < found.count && found[k - 1] < found[k] { k += 1 }
+        if k < found.count { found.smallSort() }
         var unique = 0
         for k in 0..<found.count where unique == 0 || found[unique - 1] != found[k] {
             found[unique] = found[k]

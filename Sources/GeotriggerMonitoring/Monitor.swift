@@ -140,6 +140,22 @@ public final class Monitor {
         }
     }
 
+    /// An enter or exit decided during the current fix, held until the fix is done when the index
+    /// keeps its regions in another order than the given one: a fix's events are reported in
+    /// the given order (`givenPositions`), whatever order the regions were tested in.
+    struct HeldEvent {
+        var order: Int32
+        var region: Int32
+        /// The visit's serial, which its dwell timer names (enters only).
+        var serial: UInt32
+        var isEnter: Bool
+        var distance: Double
+        var enteredAt: Double
+    }
+
+    /// The index's given positions when it reordered its regions (then events are held), or nil.
+    private let givenPositions: [Int32]?
+    @exclusivity(unchecked) private var held = PodList<HeldEvent>()
     /// Reused to collect a device's new neighbourhood (or the retested part of it).
     @exclusivity(unchecked) private var hood = PodList<NearRegion>()
     /// Reused for the regions a partial evaluation retests, ascending.
@@ -160,6 +176,7 @@ public final class Monitor {
                 (region.notifyOnExit ? 0 : 1 << RegionEvent.Kind.exit.rawValue)
         }
         anySilenced = silenced.contains { $0 != 0 }
+        givenPositions = index.givenPositions
     }
 
     deinit {
@@ -172,6 +189,7 @@ public final class Monitor {
         scratch.free()
         hood.free()
         retest.free()
+        held.free()
     }
 
     private static func allocateStates(_ capacity: Int) -> UnsafeMutablePointer<DeviceState> {
@@ -269,6 +287,13 @@ public final class Monitor {
 
     /// Applies one GPS fix. Timers due before `t` should have been fired first (`fireTimers(before:)`).
     public func fix(device d: Int32, t: Double, at p: Coordinate, accuracy: Double = .nan) -> Outcome {
+        let outcome = apply(device: d, t: t, at: p, accuracy: accuracy)
+        if held.count > 0 { reportHeld(d, t) }
+        return outcome
+    }
+
+    @inline(__always)
+    private func apply(device d: Int32, t: Double, at p: Coordinate, accuracy: Double) -> Outcome {
         let di = checked(d)
         if t < states[di].last { return .rejected(.outOfOrder) }
         states[di].last = t
@@ -352,7 +377,7 @@ public final class Monitor {
     }
 
     /// Tests the regions in `retest` (ascending), all of the device's neighbourhood, against its
-    /// visits, emitting enters and exits in region order and editing the visit list in place
+    /// visits, deciding enters and exits in region order and editing the visit list in place
     /// (a binary search per region: visits of other regions cannot have changed). Appends each
     /// region with its clearance less `offset` to `hood`, in `retest`'s order; returns the
     /// smallest clearance, at most `limit`.
@@ -398,17 +423,51 @@ public final class Monitor {
         let visit = Visit(region: r, enteredAt: t, silent: first && options.initial == .none, serial: visitSerial)
         store(visit)
         if visit.silent { return }
-        if let dwell = options.dwell {
-            timers.schedule(at: t + dwell, rank: devices.rank(d), Timer(device: d, region: r, serial: visit.serial))
+        let distance = index.reportedDistance(Int(r), p)
+        if let givenPositions {
+            held.append(HeldEvent(order: givenPositions[Int(r)], region: r, serial: visit.serial, isEnter: true,
+                                  distance: distance, enteredAt: t))
+            return
         }
-        emit(RegionEvent(kind: .enter, t: t, device: d, region: r, distance: index.reportedDistance(Int(r), p)))
+        reportEnter(d, t, r, serial: visit.serial, distance: distance)
+    }
+
+    /// Arms the visit's dwell timer and reports its enter.
+    @inline(__always)
+    private func reportEnter(_ d: Int32, _ t: Double, _ r: Int32, serial: UInt32, distance: Double) {
+        if let dwell = options.dwell {
+            timers.schedule(at: t + dwell, rank: devices.rank(d), Timer(device: d, region: r, serial: serial))
+        }
+        emit(RegionEvent(kind: .enter, t: t, device: d, region: r, distance: distance))
     }
 
     /// Reports the end of `visit` (the caller has taken it off the device's list).
     @inline(__always)
     private func leave(_ d: Int32, _ t: Double, _ visit: Visit, _ p: Coordinate) {
-        emit(RegionEvent(kind: .exit, t: t, device: d, region: visit.region,
-                         distance: index.reportedDistance(Int(visit.region), p), enteredAt: visit.enteredAt))
+        let distance = index.reportedDistance(Int(visit.region), p)
+        if let givenPositions {
+            held.append(HeldEvent(order: givenPositions[Int(visit.region)], region: visit.region, serial: 0,
+                                  isEnter: false, distance: distance, enteredAt: visit.enteredAt))
+            return
+        }
+        emit(RegionEvent(kind: .exit, t: t, device: d, region: visit.region, distance: distance,
+                         enteredAt: visit.enteredAt))
+    }
+
+    /// Reports the fix's held events in the regions' given order (timers armed in that order
+    /// too, so timers due together fire as they would have).
+    private func reportHeld(_ d: Int32, _ t: Double) {
+        if held.count > 1 { held.buffer.insertionSort { $0.order < $1.order } }
+        for k in 0..<Int(held.count) {
+            let e = held[k]
+            if e.isEnter {
+                reportEnter(d, t, e.region, serial: e.serial, distance: e.distance)
+            } else {
+                emit(RegionEvent(kind: .exit, t: t, device: d, region: e.region, distance: e.distance,
+                                 enteredAt: e.enteredAt))
+            }
+        }
+        held.removeAll()
     }
 
     private func setAnchor(_ di: Int, _ phi: Double, _ lambda: Double, _ cosPhi: Double, safe: Double) {
@@ -432,7 +491,7 @@ public final class Monitor {
     }
 
     /// Tests `candidates` (ascending, every region whose envelope holds the fix) against the
-    /// device's visits, emitting enters and exits in region order. A visit whose region is no
+    /// device's visits, deciding enters and exits in region order. A visit whose region is no
     /// candidate is beyond its envelope, hence beyond exit.
     ///
     /// - safe: nil on the plain path; otherwise an upper bound for the returned safe distance, the
@@ -533,8 +592,12 @@ public final class Monitor {
 
     // MARK: Inspection
 
-    /// The regions a device is inside of, in region order.
-    public func visits(of device: Int32) -> [Visit] { states[checked(device)].visits.array }
+    /// The regions a device is inside of, in the order the regions were given to the index.
+    public func visits(of device: Int32) -> [Visit] {
+        let visits = states[checked(device)].visits.array
+        guard let givenPositions else { return visits }
+        return visits.sorted { givenPositions[Int($0.region)] < givenPositions[Int($1.region)] }
+    }
 
     /// Time of the device's latest reading.
     public func lastReading(of device: Int32) -> Double { states[checked(device)].last }

@@ -31,8 +31,9 @@ public enum EngineMode: String, CaseIterable, Codable, Sendable {
     /// The plain modes use the GEOS STRtree; the fast ones the default packed tree.
     public var tree: SpatialIndexKind { self == .plain || self == .exactPlain ? .geos : .packed }
 
-    /// An engine over `regions` with this mode's settings.
+    /// An engine over `regions` with this mode's settings, its index in the spatial order
+    /// `geotrigger replay` uses.
     public func engine(regions: [Region]) throws -> Engine {
-        try Engine(index: RegionIndex(regions: regions, hysteresis: hysteresis, tree: tree), options: options)
+        try Engine(index: RegionIndex(regions: regions, hysteresis: hysteresis, tree: tree, order: .spatial), options: options)
     }
 }

@@ -113,7 +113,7 @@ extension Bench {
             var bytes = 0.0
             for _ in 0..<options.repeat {
                 let start = now()
-                let index = try RegionIndex(regions: regions, hysteresis: .automatic)
+                let index = try RegionIndex(regions: regions, hysteresis: .automatic, order: .spatial)
                 build = min(build, now() - start)
                 bytes = Double(residentBytes() - before) / Double(n)
                 withExtendedLifetime(index) {}

@@ -104,7 +104,7 @@ final class Bench {
         let before = residentBytes()
         let regions = try RegionFile.load(path: files.regionsPath)
         let buildStart = now()
-        let index = try RegionIndex(regions: regions, hysteresis: EngineMode.fast.hysteresis)
+        let index = try RegionIndex(regions: regions, hysteresis: EngineMode.fast.hysteresis, order: .spatial)
         let buildSeconds = now() - buildStart
         let bytesPerRegion = Double(residentBytes() - before) / Double(regions.count)
 
