@@ -65,11 +65,18 @@ public enum NumberParser {
     }
 
     /// The run of ASCII digits at the start of the 8 bytes at `p` (which must be readable): how
-    /// many there are (0–8) and their value. Branch-free SWAR: a byte is a digit when, XORed with
-    /// 0x30, it is at most 9; the digits are then combined in pairs, fours and eights.
+    /// many there are (0–8) and their value.
     @inlinable @inline(__always)
     static func eightDigits(_ p: UnsafePointer<UInt8>) -> (count: Int, value: UInt64) {
-        let x = UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)) ^ 0x3030_3030_3030_3030
+        eightDigits(UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)))
+    }
+
+    /// The run of ASCII digits at the start of `word` (8 bytes, little-endian): how many there
+    /// are (0–8) and their value. Branch-free SWAR: a byte is a digit when, XORed with 0x30, it
+    /// is at most 9; the digits are then combined in pairs, fours and eights.
+    @inlinable @inline(__always)
+    static func eightDigits(_ word: UInt64) -> (count: Int, value: UInt64) {
+        let x = word ^ 0x3030_3030_3030_3030
         // High bit of a byte set when it is not a digit. A carry out of a non-digit byte only
         // reaches bytes after it, which are not counted.
         let nonDigit = (x | (x &+ 0x7676_7676_7676_7676)) & 0x8080_8080_8080_8080
@@ -87,8 +94,57 @@ public enum NumberParser {
     ///
     /// Returns the index after the number, or `i` when no number starts there (the grammar is
     /// strict: no leading `+`, no leading zeros, digits required after `.` and after `e`).
-    @_alwaysEmitIntoClient @inline(__always)
+    @inlinable @inline(__always)
     public static func parse(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
+        // The usual number, whole: [-]digits[.digits] with at most 15 digits before the point, 1–7
+        // after it and 19 in all, no exponent, and room to read 8 bytes at each run. Its digits
+        // are an exact integer m below 2^53 and the value m / 10^k one correctly rounded division
+        // (Clinger), as in `parseGeneral`, which takes everything else.
+        var j = i
+        let negative = j < n && p[j] == UInt8(ascii: "-")
+        if negative { j += 1 }
+        if j + 8 <= n {
+            let (k, v) = eightDigits(p + j)
+            var m = v, digits = k, end = j + k
+            // No leading zero unless the whole part is "0".
+            var usual = k > 0 && (k == 1 || p[j] != UInt8(ascii: "0"))
+            if usual && k == 8 {
+                if end + 8 <= n {
+                    let (k2, v2) = eightDigits(p + end)
+                    m = m &* pow10Int(k2) &+ v2
+                    digits += k2
+                    end += k2
+                    usual = k2 < 8
+                } else {
+                    usual = false
+                }
+            }
+            var scale = 0
+            if usual && end < n && p[end] == UInt8(ascii: ".") {
+                if end + 9 <= n {
+                    let (k3, v3) = eightDigits(p + end + 1)
+                    m = m &* pow10Int(k3) &+ v3
+                    digits += k3
+                    scale = k3
+                    end += 1 + k3
+                    usual = k3 > 0 && k3 < 8
+                } else {
+                    usual = false
+                }
+            }
+            if usual && digits <= 19 && m <= 1 << 53 && (end == n || p[end] | 0x20 != UInt8(ascii: "e")) {
+                let magnitude = scale == 0 ? Double(m) : Double(m) / pow10(scale)
+                value = negative ? -magnitude : magnitude
+                return end
+            }
+        }
+        return parseGeneral(p, i, n, &value)
+    }
+
+    /// `parse` for any number: digit runs eight at a time while they fit, then one at a time;
+    /// long mantissas and exponents beyond Clinger's fast path go to `strtod`.
+    @usableFromInline
+    static func parseGeneral(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
         var j = i
         var negative = false
         if j < n && p[j] == UInt8(ascii: "-") {

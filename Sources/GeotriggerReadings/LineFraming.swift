@@ -86,6 +86,12 @@ final class LineFraming {
         scratch = .allocate(capacity: n)
     }
 
+    /// Takes a fix the parser has already validated (`NDJSONDecoder`'s plain-line path).
+    @inline(__always)
+    func acceptFix(t: Double, device: UnsafeRawBufferPointer, latitude: Double, longitude: Double, accuracy: Double) {
+        reading.setFix(t: t, device: device, latitude: latitude, longitude: longitude, accuracy: accuracy)
+    }
+
     /// Validates a record's fields into `reading`; returns why it is rejected, if it is.
     @inline(__always)
     func accept(_ f: RecordFields) -> RejectReason? {

@@ -19,6 +19,10 @@ final class LineReader {
 
     /// How many leading bytes of an over-long line are kept for reports.
     static let tooLongPrefixLength = 1024
+    /// Every `.line` is followed by at least this many readable bytes of the buffer (what comes
+    /// next in the input, or zeros, or bytes of earlier lines), so a parser may load 8 bytes at
+    /// a time near the line's end, as long as it decides nothing from bytes past it.
+    static let slack = 16
 
     let fd: Int32
     let ownsDescriptor: Bool
@@ -44,7 +48,8 @@ final class LineReader {
         self.maxLineLength = max(1, maxLineLength)
         // Room for a whole maximal line plus its CR LF, so compaction always makes progress.
         self.capacity = max(bufferSize, self.maxLineLength + 2)
-        self.buffer = .allocate(capacity: capacity)
+        self.buffer = .allocate(capacity: capacity + LineReader.slack)
+        self.buffer.initialize(repeating: 0, count: capacity + LineReader.slack)
         self.prefix = .allocate(capacity: LineReader.tooLongPrefixLength)
     }
 

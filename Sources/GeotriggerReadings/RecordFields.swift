@@ -153,13 +153,7 @@ struct RecordFields {
             guard latitude >= -90 && latitude <= 90 else { return .latitudeOutOfRange }
             guard longitude >= -180 && longitude <= 180 else { return .longitudeOutOfRange }
             if accuracy < 0 { return .negativeAccuracy }  // NaN (absent) compares false
-            r.kind = .fix
-            r.latitude = latitude
-            r.longitude = longitude
-            r.accuracy = accuracy
-            r.beacon = BeaconID()
-            r.rssi = .nan
-            r.tx = .nan
+            r.setFix(t: t, device: dev, latitude: latitude, longitude: longitude, accuracy: accuracy)
             return nil
         }
         if uuid != nil || beaconWrongType || hasRSSI {
@@ -260,5 +254,22 @@ func utf8SequenceLength(_ p: UnsafePointer<UInt8>, _ j: Int, _ n: Int) -> Int {
     case 0xF1...0xF3: return cont(1) && cont(2) && cont(3) ? 4 : 0
     case 0xF4: return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0
     default: return 0
+    }
+}
+
+extension Reading {
+    /// Makes this reading a fix, as a validated fix record leaves it (sighting fields cleared).
+    @inline(__always)
+    mutating func setFix(t: Double, device: UnsafeRawBufferPointer, latitude: Double, longitude: Double,
+                         accuracy: Double) {
+        self.t = t
+        self.device = device
+        kind = .fix
+        self.latitude = latitude
+        self.longitude = longitude
+        self.accuracy = accuracy
+        beacon = BeaconID()
+        rssi = .nan
+        tx = .nan
     }
 }

@@ -359,3 +359,67 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
         #expect(s.step == .reading && s.t == 5)
     }
 }
+
+/// Lines written exactly as `{"t":…,"device":"…","lat":…,"lon":…[,"accuracy":…]}` are decoded by a
+/// straight-line path; any other line by the general parser. Differential test: thousands of
+/// such lines, valid and not (odd numbers, escapes, control and non-ASCII bytes, values out of
+/// range, trailing bytes), must decode exactly as the same line with a space after the brace,
+/// which only the general parser reads.
+@Suite struct NDJSONPlainLineTests {
+    struct Random {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func pick<T>(_ options: [T]) -> T { options[Int(next() % UInt64(options.count))] }
+        mutating func decimal(_ lo: Double, _ hi: Double) -> String {
+            let v = lo + (hi - lo) * Double(next() >> 11) / Double(1 << 53)
+            let places = Int(next() % 10)
+            return String(format: "%.\(places)f", v)
+        }
+    }
+
+    @Test func plainLinesDecodeAsTheGeneralParserDecodesThem() {
+        var random = Random(state: 2026)
+        var plain: [String] = []
+        for _ in 0..<6000 {
+            let t = random.next() % 3 == 0
+                ? random.pick(["0", "-0", "-1", "1e9", "1.7E9", "17000000000000000000000", "1700000000.123456789",
+                               "01", "1.", "1e999", "\"2023-11-14T22:13:20Z\"", "null", "NaN", "true", "123456789012345678"])
+                : random.decimal(1_600_000_000, 1_800_000_000)
+            let device = random.next() % 3 == 0
+                ? random.pick(["", "a b", "\u{e9}", "x\\\"y", "\\u0041", "tab\there", "~", "\u{7f}", "d\\\\", "12345678901234567890"])
+                : "d\(random.next() % 100_000)"
+            let lat = random.next() % 4 == 0
+                ? random.pick(["90", "-90", "90.0000001", "-90.000001", "1e1", "-0", "91", "0.5e-3", "\"48.2\"", "[]"])
+                : random.decimal(-95, 95)
+            let lon = random.next() % 4 == 0
+                ? random.pick(["180", "-180", "180.000001", "-181", "1e2", "-0", "16.37E0", "0000", "16.", "1.5e308"])
+                : random.decimal(-185, 185)
+            var line = #"{"t":\#(t),"device":"\#(device)","lat":\#(lat),"lon":\#(lon)"#
+            switch random.next() % 4 {
+            case 0: break
+            case 1: line += ",\"accuracy\":" + random.pick(["0", "-0", "-1", "1e2", "12.5", "-0.001", "null", "1e999"])
+            default: line += ",\"accuracy\":" + random.decimal(-5, 300)
+            }
+            line += random.next() % 10 == 0 ? random.pick(["} ", "}}", "", ",\"x\":1}", "}\u{0}", ",}"]) : "}"
+            plain.append(line)
+        }
+        let general = plain.map { "{ " + $0.dropFirst() }
+        let (_, fast) = decodeNDJSON(plain.joined(separator: "\n") + "\n")
+        let (_, slow) = decodeNDJSON(general.joined(separator: "\n") + "\n")
+        #expect(fast.count == slow.count)
+        var readings = 0
+        for (k, (a, b)) in zip(fast, slow).enumerated() {
+            #expect(a == b, "\(plain[k])")
+            if a.step == .reading { readings += 1 }
+        }
+        #expect(readings > 2000, "most lines are valid fixes")
+        #expect(fast.count - readings > 500, "many are rejected")
+    }
+}
+
