@@ -8,27 +8,12 @@ import Foundation
 /// `geotrigger replay` does). Nothing a user sees may change: the same regions decide the same
 /// way, and a monitor reports the same events, in the same order, as over the given order.
 @Suite struct SpatialOrderTests {
-    /// A deterministic generator (SplitMix64), so a failure can be replayed.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func uniform(_ lo: Double, _ hi: Double) -> Double {
-            lo + (hi - lo) * Double(next() >> 11) / Double(1 << 53)
-        }
-    }
-
     static let center = Coordinate(latitude: 48.2, longitude: 16.37)
 
     /// `n` circles of 50–400 m within about 2 km of the centre, so they overlap heavily, and two
     /// polygons among them.
     static func regions(_ n: Int, seed: UInt64) -> [Region] {
-        var random = Random(state: seed)
+        var random = SplitMix64(seed: seed)
         var regions = (0..<n).map { i in
             Region(id: "c\(i)", shape: .circle(
                 center: Coordinate(latitude: center.latitude + random.uniform(-0.018, 0.018),
@@ -57,7 +42,7 @@ import Foundation
             #expect(spatial.regions[r].id == given[Int(positions[r])].id)
         }
 
-        var random = Random(state: 11)
+        var random = SplitMix64(seed: 11)
         for _ in 0..<2000 {
             let p = Coordinate(latitude: Self.center.latitude + random.uniform(-0.025, 0.025),
                                longitude: Self.center.longitude + random.uniform(-0.035, 0.035))
@@ -82,7 +67,7 @@ import Foundation
     }
 
     @Test func circlesAcrossTheAntimeridianKeepTheirCandidates() throws {
-        var random = Random(state: 3)
+        var random = SplitMix64(seed: 3)
         let given = (0..<200).map { i in
             Region(id: "a\(i)", shape: .circle(
                 center: Coordinate(latitude: random.uniform(-10, 10), longitude: random.uniform(179.5, 180.5).wrappedLongitude),
@@ -136,7 +121,7 @@ import Foundation
             let monitor = Monitor(index: index, options: options)
             let log = Log(regions: index.regions)
             monitor.sink = log
-            var random = Random(state: 99)
+            var random = SplitMix64(seed: 99)
             let devices = (0..<6).map { monitor.device("d\($0)") }
             var positions = devices.map { _ in Self.center }
             var headings = devices.map { _ in random.uniform(0, 2 * .pi) }

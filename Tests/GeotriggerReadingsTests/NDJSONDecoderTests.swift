@@ -366,25 +366,19 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
 /// range, trailing bytes), must decode exactly as the same line with a space after the brace,
 /// which only the general parser reads.
 @Suite struct NDJSONPlainLineTests {
+    /// Seeded, so a failure can be replayed.
     struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func pick<T>(_ options: [T]) -> T { options[Int(next() % UInt64(options.count))] }
+        var generator: SplitMix64
+        mutating func next() -> UInt64 { generator.next() }
+        mutating func pick<T>(_ options: [T]) -> T { options[generator.below(options.count)] }
         mutating func decimal(_ lo: Double, _ hi: Double) -> String {
-            let v = lo + (hi - lo) * Double(next() >> 11) / Double(1 << 53)
-            let places = Int(next() % 10)
-            return String(format: "%.\(places)f", v)
+            let v = generator.uniform(lo, hi)
+            return String(format: "%.\(generator.below(10))f", v)
         }
     }
 
     @Test func plainLinesDecodeAsTheGeneralParserDecodesThem() {
-        var random = Random(state: 2026)
+        var random = Random(generator: SplitMix64(seed: 2026))
         var plain: [String] = []
         for _ in 0..<6000 {
             let t = random.next() % 3 == 0
