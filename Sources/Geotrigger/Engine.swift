@@ -35,8 +35,11 @@ public final class Engine {
     @exclusivity(unchecked) public var onEvent: ((RegionEvent) -> Void)?
     /// Called for every delivery, in order (after `output`).
     @exclusivity(unchecked) public var onDeliver: ((Delivery) -> Void)?
-    /// Receives events and deliveries before the closures (the replay's writer).
-    @exclusivity(unchecked) public weak var output: (any EngineOutput)?
+    /// Receives events and deliveries before the closures (the replay's writer). Held strongly
+    /// (a weak load per event cost an atomic operation and slow-path reference counting): an
+    /// output that owns the engine must not be set here itself, but through an object that holds
+    /// it without a strong reference, as `ReplayJob` does.
+    @exclusivity(unchecked) public var output: (any EngineOutput)?
     private let relay = Relay()
     private let beaconRelay = BeaconRelay()
 

@@ -137,7 +137,16 @@ final class ReplayJob {
         writer = EventWriter(output: memory, devices: engine.monitor.devices, regions: setup.regions,
                              echoProperties: setup.echoProperties)
         writeState = setup.writeState
-        engine.output = self
+        engine.output = Output(job: self)
+    }
+
+    /// The engine's output: the job owns the engine, which owns this, so it holds the job
+    /// `unowned(unsafe)` (no cycle, no reference counting per event).
+    private final class Output: EngineOutput {
+        unowned(unsafe) let job: ReplayJob
+        init(job: ReplayJob) { self.job = job }
+        func regionEvent(_ event: RegionEvent) { job.regionEvent(event) }
+        func delivery(_ delivery: Delivery) { job.delivery(delivery) }
     }
 
     func run(input: JobQueue<JobBatch>, output: JobQueue<JobResult>) {
@@ -216,7 +225,7 @@ final class ReplayJob {
     }
 }
 
-extension ReplayJob: EngineOutput {
+extension ReplayJob {
     func regionEvent(_ event: RegionEvent) {
         writer.regionEvent(event)
         tag(device: event.device)

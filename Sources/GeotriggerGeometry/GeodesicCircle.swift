@@ -445,8 +445,13 @@ public struct HotCircle: Sendable {
     @usableFromInline var x, y, z: Double
     @usableFromInline var chordIn, chordOut, chordExitIn, chordExitOut: Float
     @usableFromInline var kLo, kHi, radius, exitRadius: Float
-    /// Pads the struct to 64 bytes, so an aligned table holds one per cache line.
-    private var padding: Int64 = 0
+    /// Set by `RegionIndex` for its own table (they fill what would be padding, so the struct is
+    /// 64 bytes and an aligned table holds one per cache line): the region's slow line (≥ 0 for a
+    /// circle; -1 a polygon, -2 a beacon without position), and its position in the array the
+    /// index was given. A test has this line in cache already, so what follows a decision (an
+    /// event's distance, the order it is reported in) costs no miss of its own.
+    @usableFromInline var slot: Int32 = -1
+    @usableFromInline var given: Int32 = 0
 
     @usableFromInline
     init(x: Double, y: Double, z: Double, chordIn: Float, chordOut: Float, chordExitIn: Float,

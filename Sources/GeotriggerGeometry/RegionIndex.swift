@@ -246,6 +246,10 @@ public final class RegionIndex {
                 givenPositions = given
             }
         }
+        for k in slots.indices {
+            hot[k].slot = slots[k]
+            hot[k].given = givenPositions?[k] ?? Int32(k)
+        }
         self.regions = regions
         self.givenPositions = givenPositions
         self.slots = slots
@@ -373,7 +377,7 @@ public final class RegionIndex {
         precondition(r >= 0 && r < slots.count)
         let h = hot[r]
         if let decided = h.isInside(chord2: h.chord2(q)) { return decided }
-        let slot = slots[r]
+        let slot = h.slot
         if slot >= 0 { return decide(Int(slot), q.coordinate, exit: false) }
         return slot == -1 && coversQueryPoint(Int32(r))
     }
@@ -385,7 +389,7 @@ public final class RegionIndex {
         precondition(r >= 0 && r < slots.count)
         let h = hot[r]
         if let decided = h.isBeyondExit(chord2: h.chord2(q)) { return decided }
-        let slot = slots[r]
+        let slot = h.slot
         if slot >= 0 { return decide(Int(slot), q.coordinate, exit: true) }
         return slot == -2 || !coversQueryPoint(Int32(r))
     }
@@ -402,7 +406,9 @@ public final class RegionIndex {
     /// The distance events report: geodesic distance from a circle's centre rounded to the
     /// centimetre (exactly as the exact distance rounds), or NaN for a polygon.
     public func reportedDistance(_ r: Int, _ p: Coordinate) -> Double {
-        let slot = Int(slots[r])
+        precondition(r >= 0 && r < slots.count)
+        // From the hot line, which the decision before an event has just read.
+        let slot = Int(hot[r].slot)
         guard slot >= 0 else { return .nan }
         return slow[slot].core.distanceInCentimetres(to: p, sphere: sphere(slot))
     }
@@ -456,8 +462,17 @@ public final class RegionIndex {
     public func prefetchForEvent(_ r: Int32) {
         guard r >= 0 && Int(r) < slots.count else { return }
         regions.withUnsafeBufferPointer { geotrigger_prefetch($0.baseAddress! + Int(r)) }
-        let slot = slots[Int(r)]
+        // The hot line is in cache (the test that found the event read it); `slots` may not be.
+        let slot = hot[Int(r)].slot
         if slot >= 0 { geotrigger_prefetch(slow + Int(slot)) }
+    }
+
+    /// Where region `r` was in the array given to `init` (`givenPositions[r]`, or `r` itself when
+    /// the index kept that order), read from its hot line: after a test, no miss.
+    @inlinable @inline(__always)
+    public func givenPosition(_ r: Int32) -> Int32 {
+        precondition(r >= 0 && Int(r) < slots.count)
+        return hot[Int(r)].given
     }
 
     /// Sets the point the polygon tests use (done by the `candidates` calls).

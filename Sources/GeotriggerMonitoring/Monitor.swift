@@ -48,7 +48,11 @@ public final class Monitor {
     public let index: RegionIndex
     public let devices: DeviceTable
     public let options: MonitorOptions
-    public weak var sink: (any RegionEventSink)?
+    /// Receives every event. Held strongly: a weak reference costs an atomic load and release
+    /// per event, and moves the sink's reference count to a side table where every retain takes
+    /// the slow path. A sink that holds the monitor must not hold it strongly (the engine's relay
+    /// holds the engine `unowned(unsafe)`).
+    @exclusivity(unchecked) public var sink: (any RegionEventSink)?
     /// The largest reading time seen (Unix seconds), or -∞ before the first.
     @exclusivity(unchecked) public private(set) var clock: Double = -.infinity
 
@@ -155,6 +159,8 @@ public final class Monitor {
 
     /// The index's given positions when it reordered its regions (then events are held), or nil.
     private let givenPositions: [Int32]?
+    /// Whether events are held until the fix is done (the index reordered its regions).
+    private let holdsEvents: Bool
     @exclusivity(unchecked) private var held = PodList<HeldEvent>()
     /// Reused to collect a device's new neighbourhood (or the retested part of it).
     @exclusivity(unchecked) private var hood = PodList<NearRegion>()
@@ -177,6 +183,7 @@ public final class Monitor {
         }
         anySilenced = silenced.contains { $0 != 0 }
         givenPositions = index.givenPositions
+        holdsEvents = index.givenPositions != nil
     }
 
     deinit {
@@ -370,9 +377,11 @@ public final class Monitor {
         hood.removeAll()
         safe = retestRegions(di, d, t, q, first: first, safe: safe, offset: -odometer)
         // The retested regions, due at the odometer plus their new clearance, back into the
-        // sorted list. The tail is sorted already and the retested head is short.
-        for i in 0..<k { near[i] = hood[i] }
-        near.buffer.insertionSort { $0.clearance < $1.clearance }
+        // sorted list: the tail is sorted already, so the short head is sorted and merged with
+        // it (their new clearances mostly lie beyond the tail's, where insertion sort would walk
+        // each one across the whole list). Only which regions come due, and the smallest
+        // clearance, depend on this order: events follow region order.
+        near.buffer.replaceHeadAndMerge(with: hood.buffer) { $0.clearance < $1.clearance }
         return safe
     }
 
@@ -424,8 +433,8 @@ public final class Monitor {
         store(visit)
         if visit.silent { return }
         let distance = index.reportedDistance(Int(r), p)
-        if let givenPositions {
-            held.append(HeldEvent(order: givenPositions[Int(r)], region: r, serial: visit.serial, isEnter: true,
+        if holdsEvents {
+            held.append(HeldEvent(order: index.givenPosition(r), region: r, serial: visit.serial, isEnter: true,
                                   distance: distance, enteredAt: t))
             return
         }
@@ -445,8 +454,8 @@ public final class Monitor {
     @inline(__always)
     private func leave(_ d: Int32, _ t: Double, _ visit: Visit, _ p: Coordinate) {
         let distance = index.reportedDistance(Int(visit.region), p)
-        if let givenPositions {
-            held.append(HeldEvent(order: givenPositions[Int(visit.region)], region: visit.region, serial: 0,
+        if holdsEvents {
+            held.append(HeldEvent(order: index.givenPosition(visit.region), region: visit.region, serial: 0,
                                   isEnter: false, distance: distance, enteredAt: visit.enteredAt))
             return
         }

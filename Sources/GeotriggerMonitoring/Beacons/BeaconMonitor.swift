@@ -47,7 +47,9 @@ public final class BeaconMonitor {
     public let regions: [Region]
     public let matcher: BeaconMatcher
     public let options: BeaconOptions
-    public weak var sink: (any RegionEventSink)?
+    /// Receives every event; held strongly, as `Monitor.sink` is (a sink that holds this monitor
+    /// must not hold it strongly).
+    public var sink: (any RegionEventSink)?
 
     public enum Outcome: Equatable, Sendable {
         case applied
