@@ -279,7 +279,8 @@ public final class RegionIndex {
 
     public var count: Int { regions.count }
 
-    /// Regions whose envelope contains `p`, ascending and without duplicates.
+    /// Regions whose envelope contains `p`, ascending and without duplicates (the packed tree may
+    /// add a few whose envelope misses `p` by less than a Float's rounding; they test as outside).
     ///
     /// Every region that `p` is inside of, or not yet beyond the exit margin of, is among them.
     /// The buffer is reused by the next call. Also sets the point the polygon tests use.

@@ -4,8 +4,9 @@ import Testing
 
 @Suite("Packed R-tree")
 struct PackedRTreeTests {
-    /// Random boxes (points, slivers, shared edges) and random query boxes: the tree must return
-    /// exactly the boxes a closed-interval scan finds, each once — the set GEOS's STRtree gave.
+    /// Random boxes (points, slivers, shared edges) and random query boxes, all on a grid that
+    /// Floats hold exactly: the tree must return exactly the boxes a closed-interval scan finds,
+    /// each once — the set GEOS's STRtree gave.
     @Test(arguments: [0, 1, 2, 15, 16, 17, 255, 256, 257, 5000])
     func queriesEqualABruteForceScan(count: Int) {
         var rng = SplitMix64(seed: UInt64(count) + 1)
@@ -29,6 +30,47 @@ struct PackedRTreeTests {
             }.map(Int32.init)
             #expect(found == expected, "query \(q)")
         }
+    }
+
+    /// Boxes and queries at arbitrary Double coordinates (degrees, as envelopes are): the tree
+    /// keeps Floats rounded outwards, so it must return every box a Double scan finds, and
+    /// besides those exactly the boxes that meet the query once both are rounded outwards to
+    /// Floats (a sliver of a few micro-degrees), whatever the tree's shape.
+    @Test(arguments: [1, 17, 257, 5000])
+    func queriesHoldTheDoubleScanAndOnlyFloatRoundingMore(count: Int) {
+        var rng = SplitMix64(seed: UInt64(count) + 11)
+        func coordinate(_ span: Double) -> Double { (Double(rng.next() >> 11) / Double(1 << 53) - 0.5) * span }
+        var builder = PackedRTree.Builder(capacity: count)
+        var boxes: [(Double, Double, Double, Double)] = []
+        for i in 0..<count {
+            let x = 16 + coordinate(0.5), y = 48 + coordinate(0.5)
+            let w = abs(coordinate(0.02)), h = abs(coordinate(0.02))
+            boxes.append((x, y, x + w, y + h))
+            builder.append(minX: x, minY: y, maxX: x + w, maxY: y + h, item: Int32(i))
+        }
+        let tree = builder.build()
+        var spare = 0
+        for q in 0..<400 {
+            var x = 16 + coordinate(0.5), y = 48 + coordinate(0.5)
+            let w = q % 2 == 0 ? 0 : abs(coordinate(0.003)), h = q % 2 == 0 ? 0 : abs(coordinate(0.003))
+            if q % 4 == 1, let b = boxes.randomElement(using: &rng) {
+                // A query touching a box's edge from outside by less than a Float's rounding.
+                x = b.2 + (b.2.ulp * 3); y = b.1
+            }
+            let found = Set(tree.query(minX: x, minY: y, maxX: x + w, maxY: y + h))
+            let exact = Set(boxes.indices.filter {
+                boxes[$0].0 <= x + w && boxes[$0].2 >= x && boxes[$0].1 <= y + h && boxes[$0].3 >= y
+            }.map(Int32.init))
+            let rounded = Set(boxes.indices.filter {
+                Float.below(boxes[$0].0) <= Float.above(x + w) && Float.above(boxes[$0].2) >= Float.below(x)
+                    && Float.below(boxes[$0].1) <= Float.above(y + h) && Float.above(boxes[$0].3) >= Float.below(y)
+            }.map(Int32.init))
+            #expect(exact.isSubset(of: found), "query \(q) lost \(exact.subtracting(found))")
+            #expect(found == rounded, "query \(q)")
+            spare += found.count - exact.count
+        }
+        // The edge-touching queries must have exercised the spare (rounding-only) answers.
+        if count >= 257 { #expect(spare > 0) }
     }
 
     @Test func appendingKeepsThePreviousResults() {

@@ -6,9 +6,10 @@ import Foundation
 @Suite("Region index")
 struct RegionIndexTests {
     /// Random circles (some polar, some across the antimeridian) and random polygons; random points
-    /// near them. The tree's candidates must be exactly the regions whose envelopes contain the
-    /// point (brute force), and must include every region the point is inside of (exact test).
-    @Test("Index candidates equal a brute-force scan (packed R-tree and GEOS STRtree)",
+    /// near them. The tree's candidates must hold every region whose envelope contains the point
+    /// (brute force) and nothing farther than a Float's rounding from it (exactly that set for the
+    /// GEOS tree), and must include every region the point is inside of (exact test).
+    @Test("Index candidates hold a brute-force scan (packed R-tree and GEOS STRtree)",
           arguments: zip([UInt64(1), 2, 3], [SpatialIndexKind.packed, .packed, .geos]))
     func candidatesMatchBruteForce(seed: UInt64, tree: SpatialIndexKind) throws {
         var rng = SplitMix64(seed: seed)  // deterministic, so failures reproduce
@@ -61,14 +62,21 @@ struct RegionIndexTests {
                 p = Coordinate(latitude: Double.random(in: -90...90, using: &rng), longitude: Double.random(in: -180...180, using: &rng))
             }
             let got = Array(index.candidates(at: p)).map(Int.init)
-            let brute = boxes.indices.filter { i in
-                boxes[i].contains { b in
-                    p.latitude >= b.minLat && p.latitude <= b.maxLat &&
-                        (p.longitude >= b.minLon && p.longitude <= b.maxLon ||
-                         abs(p.longitude) == 180 && -p.longitude >= b.minLon && -p.longitude <= b.maxLon)
+            func holds(_ slack: Double) -> (Int) -> Bool {
+                { i in
+                    boxes[i].contains { b in
+                        p.latitude >= b.minLat - slack && p.latitude <= b.maxLat + slack &&
+                            (p.longitude >= b.minLon - slack && p.longitude <= b.maxLon + slack ||
+                             abs(p.longitude) == 180 && -p.longitude >= b.minLon - slack && -p.longitude <= b.maxLon + slack)
+                    }
                 }
             }
-            #expect(got == brute, "point \(p)")
+            let brute = boxes.indices.filter(holds(0))
+            // Every envelope holding the point is a candidate (GEOS's set); the packed tree keeps
+            // Float boxes rounded outwards, so it may add envelopes that miss the point by less
+            // than a Float's rounding (under 2e-5 degrees), and no others.
+            #expect(Set(brute).isSubset(of: Set(got)), "point \(p)")
+            #expect(got.allSatisfy(holds(tree == .geos ? 0 : 2e-5)), "point \(p): a candidate too far away")
             // No region outside the candidates may contain the point (cheap rigorous bound first,
             // exact geodesic distance where the bound cannot tell).
             var next = 0
