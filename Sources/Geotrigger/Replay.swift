@@ -168,63 +168,21 @@ public final class Replay {
 
         // Requests were checked against the regions already, so this cannot refuse them.
         let engine = try Engine(index: index, options: config.monitor, beaconOptions: config.beacons, requests: requests)
-        let monitor = engine.monitor
-        let writer = EventWriter(output: output, devices: monitor.devices, regions: index.regions,
+        let writer = EventWriter(output: output, devices: engine.monitor.devices, regions: index.regions,
                                  echoProperties: config.echoProperties)
         engine.output = writer
         let progress = config.progress && totalBytes > 0 ? ProgressBar(totalBytes: totalBytes, write: diagnostics) : nil
 
         let merged = MergedReadings(decoders)
         var reported = 0
-        var sinceProgress = 0
-        readLoop: while true {
-            switch merged.next().step {
-            case .end:
-                break readLoop
-            case .rejected(let reason):
-                try reject(reason, source: merged.currentSource, line: merged.rejectedLine,
-                           rejects: rejects, reported: &reported)
-            case .reading:
-                let r = merged.current
-                let d = monitor.device(r.device)
-                switch r.kind {
-                case .fix:
-                    switch engine.fix(device: d, t: r.t, at: Coordinate(latitude: r.latitude, longitude: r.longitude),
-                                      accuracy: r.accuracy) {
-                    case .applied: statistics.fixes += 1
-                    case .ignoredForAccuracy:
-                        statistics.fixes += 1
-                        statistics.ignoredForAccuracy += 1
-                    case .rejected(let reason):
-                        try reject(reason, source: merged.currentSource, line: r.line, rejects: rejects, reported: &reported)
-                    }
-                case .sighting:
-                    switch engine.sighting(device: d, t: r.t, beacon: r.beacon, rssi: r.rssi, tx: r.tx) {
-                    case nil:
-                        try reject(.outOfOrder, source: merged.currentSource, line: r.line, rejects: rejects, reported: &reported)
-                    case .applied?:
-                        statistics.sightings += 1
-                    case .unmatched?:
-                        statistics.sightings += 1
-                        statistics.sightingsUnmatched += 1
-                    }
-                case .control:
-                    if let reason = engine.touch(device: d, t: r.t) {
-                        try reject(reason, source: merged.currentSource, line: r.line, rejects: rejects, reported: &reported)
-                    } else if let problem = ControlRecord.apply(r, device: d, to: engine.scheduler) {
-                        try reject(.badControl, detail: problem, source: merged.currentSource, line: r.line,
-                                   rejects: rejects, reported: &reported)
-                    } else {
-                        statistics.controls += 1
-                    }
-                }
-                if let failure = writer.failure { throw ReplayError.io(failure.description) }
-            }
-            sinceProgress += 1
-            if let progress, sinceProgress >= 4096 {
-                sinceProgress = 0
-                progress.update(bytes: merged.bytesRead, records: statistics.records)
-            }
+        // One input (the usual case) is read through its concrete type: direct calls, no
+        // existential copied and retained per reading. Several go through the merge by time.
+        if decoders.count == 1, let d = decoders[0] as? NDJSONDecoder {
+            try readAll(d, engine: engine, writer: writer, progress: progress, rejects: rejects, reported: &reported)
+        } else if decoders.count == 1, let d = decoders[0] as? CSVDecoder {
+            try readAll(d, engine: engine, writer: writer, progress: progress, rejects: rejects, reported: &reported)
+        } else {
+            try readAll(merged, engine: engine, writer: writer, progress: progress, rejects: rejects, reported: &reported)
         }
         if let error = merged.ioErrors.first { throw ReplayError.io("\(error.source): \(error.message)") }
         progress?.finish()
@@ -236,6 +194,64 @@ public final class Replay {
                    deliveryCounts: writer.deliveryCounts) { StateWriter.write(engine: engine, to: $0) }
         statistics.elapsed = monotonicSeconds() - start
         return statistics
+    }
+
+    /// The single-threaded read loop: every reading of `source` into the engine, rejects
+    /// reported, progress shown. Generic, so that each concrete source gets its own copy.
+    private func readAll<Source: ReplaySource>(_ source: Source, engine: Engine, writer: EventWriter,
+                                               progress: ProgressBar?, rejects: OutputFile?,
+                                               reported: inout Int) throws {
+        let monitor = engine.monitor
+        var sinceProgress = 0
+        readLoop: while true {
+            switch source.nextStep() {
+            case .end:
+                break readLoop
+            case .rejected(let reason):
+                try reject(reason, source: source.rejectSource, line: source.rejectedLine,
+                           rejects: rejects, reported: &reported)
+            case .reading:
+                let r = source.current
+                let d = monitor.device(r.device)
+                switch r.kind {
+                case .fix:
+                    switch engine.fix(device: d, t: r.t, at: Coordinate(latitude: r.latitude, longitude: r.longitude),
+                                      accuracy: r.accuracy) {
+                    case .applied: statistics.fixes += 1
+                    case .ignoredForAccuracy:
+                        statistics.fixes += 1
+                        statistics.ignoredForAccuracy += 1
+                    case .rejected(let reason):
+                        try reject(reason, source: source.rejectSource, line: r.line, rejects: rejects, reported: &reported)
+                    }
+                case .sighting:
+                    switch engine.sighting(device: d, t: r.t, beacon: r.beacon, rssi: r.rssi, tx: r.tx) {
+                    case nil:
+                        try reject(.outOfOrder, source: source.rejectSource, line: r.line, rejects: rejects, reported: &reported)
+                    case .applied?:
+                        statistics.sightings += 1
+                    case .unmatched?:
+                        statistics.sightings += 1
+                        statistics.sightingsUnmatched += 1
+                    }
+                case .control:
+                    if let reason = engine.touch(device: d, t: r.t) {
+                        try reject(reason, source: source.rejectSource, line: r.line, rejects: rejects, reported: &reported)
+                    } else if let problem = ControlRecord.apply(r, device: d, to: engine.scheduler) {
+                        try reject(.badControl, detail: problem, source: source.rejectSource, line: r.line,
+                                   rejects: rejects, reported: &reported)
+                    } else {
+                        statistics.controls += 1
+                    }
+                }
+                if let failure = writer.failure { throw ReplayError.io(failure.description) }
+            }
+            sinceProgress += 1
+            if let progress, sinceProgress >= 4096 {
+                sinceProgress = 0
+                progress.update(bytes: source.bytesRead, records: statistics.records)
+            }
+        }
     }
 
     /// The end of a run: flushes the events and `--rejects`, writes `--state-out` with `writeState`,
@@ -311,4 +327,30 @@ func fileSize(_ path: String) -> Int {
     var st = stat()
     guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return 0 }
     return Int(st.st_size)
+}
+
+/// What the replay loop reads: a decoder of a known type, or several merged by time.
+protocol ReplaySource: AnyObject {
+    func nextStep() -> DecodeStep
+    /// The reading of the last `.reading` step.
+    var current: Reading { get }
+    var rejectedLine: UnsafeRawBufferPointer { get }
+    /// The decoder the last step came from (its name and line number go in reject reports).
+    var rejectSource: any ReadingDecoder { get }
+    var bytesRead: Int { get }
+}
+
+extension NDJSONDecoder: ReplaySource {
+    @inline(__always) func nextStep() -> DecodeStep { next() }
+    var rejectSource: any ReadingDecoder { self }
+}
+
+extension CSVDecoder: ReplaySource {
+    @inline(__always) func nextStep() -> DecodeStep { next() }
+    var rejectSource: any ReadingDecoder { self }
+}
+
+extension MergedReadings: ReplaySource {
+    @inline(__always) func nextStep() -> DecodeStep { next().step }
+    var rejectSource: any ReadingDecoder { currentSource }
 }
