@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Checks the Python peer against `geotrigger replay` in exact mode.
+"""Checks a Python peer against `geotrigger replay` in exact mode.
 
-Either runs both (`--regions R --readings F [--geotrigger BIN]`) or compares two existing event
-files (`--expected geotrigger.ndjson --actual peer.ndjson`). Compares the multisets of
+Either runs both (`--regions R --readings F [--geotrigger BIN] [--peer tuned|described]`) or
+compares two existing event files (`--expected geotrigger.ndjson --actual peer.ndjson`). The
+described peer (described_peer.py) reads CSV: NDJSON readings are converted to a CSV first, and
+geotrigger replays that same CSV. Compares the multisets of
 (device, region, event, t) and, for events present in both, enteredAt and distance (to 1 cm).
 Prints every mismatch (the first --show of each kind) with the geodesic distance to the boundary,
 and exits 1 if there is any. SPEC §4 lets decisions differ for points within 1 cm of a boundary;
@@ -49,19 +51,34 @@ def main():
     p.add_argument("--geotrigger", default=os.path.join(HERE, "../../.build/release/geotrigger"))
     p.add_argument("--expected", help="geotrigger's events (skips running it)")
     p.add_argument("--actual", help="the peer's events (skips running it)")
+    p.add_argument("--peer", choices=["tuned", "described"], default="tuned",
+                   help="tuned: peer.py (polars NDJSON, chord bound); described: described_peer.py "
+                        "(issue 5's pipeline, CSV) [tuned]")
     p.add_argument("--chunk-bytes", help="passed to peer.py (small values exercise chunk carry-over)")
+    p.add_argument("--chunk-rows", help="passed to described_peer.py (the same, in CSV rows)")
     p.add_argument("--show", type=int, default=20, help="mismatches shown per kind [20]")
     a = p.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="check_peer-")
+    if a.peer == "described" and a.readings and not a.readings.endswith(".csv") and not a.actual:
+        csv = os.path.join(tmp, "readings.csv")
+        with open(a.readings, "rb") as f:
+            read_block(f.read()).select("t", "device", "lat", "lon", "accuracy").write_csv(csv)
+        print(f"readings as CSV: {csv}", file=sys.stderr)
+        a.readings = csv
     if not a.expected:
         a.expected = os.path.join(tmp, "geotrigger.ndjson")
         run([a.geotrigger, "replay", "--regions", a.regions, "--hysteresis", "0", "--max-accuracy", "0",
              a.readings, "-o", a.expected])
     if not a.actual:
         a.actual = os.path.join(tmp, "peer.ndjson")
-        run([sys.executable, os.path.join(HERE, "peer.py"), "--regions", a.regions, "--readings",
-             a.readings, "--out", a.actual] + (["--chunk-bytes", a.chunk_bytes] if a.chunk_bytes else []))
+        if a.peer == "described":
+            run([sys.executable, os.path.join(HERE, "described_peer.py"), "--regions", a.regions,
+                 "--readings", a.readings, "--out", a.actual]
+                + (["--chunk-rows", a.chunk_rows] if a.chunk_rows else []))
+        else:
+            run([sys.executable, os.path.join(HERE, "peer.py"), "--regions", a.regions, "--readings",
+                 a.readings, "--out", a.actual] + (["--chunk-bytes", a.chunk_bytes] if a.chunk_bytes else []))
 
     exp, act = load(a.expected), load(a.actual)
     key = ["device", "region", "event", "t_ms"]
@@ -82,8 +99,12 @@ def main():
                               schema_overrides={"id": pl.String})
             regions = {r[0]: r[1:] for r in rdf.iter_rows()}
             want = {(k[0], k[3]) for k in list(missing) + list(extra)}
-            with open(a.readings, "rb") as f:
-                fdf = read_block(f.read())
+            if a.readings.endswith(".csv"):
+                fdf = pl.read_csv(a.readings, schema_overrides={"t": pl.Float64, "device": pl.String,
+                                                                 "lat": pl.Float64, "lon": pl.Float64})
+            else:
+                with open(a.readings, "rb") as f:
+                    fdf = read_block(f.read())
             fdf = fdf.with_columns((pl.col("t") * 1000).round().cast(pl.Int64).alias("t_ms"))
             for d, t, lat, lon in fdf.select("device", "t_ms", "lat", "lon").iter_rows():
                 if (d, t) in want:

@@ -57,6 +57,52 @@ def unit_vectors(lat_deg, lon_deg):
     return np.column_stack((c * np.cos(lam), c * np.sin(lam), np.sin(phi)))
 
 
+def cap_angle(r):
+    """The spherical angle of a cap that holds every point within geodesic distance r (metres) of
+    the centre: s >= M_EQUATOR * sigma everywhere on the ellipsoid."""
+    return r / M_EQUATOR * (1 + MARGIN) + 1e-12
+
+
+def lonlat_envelopes(lat, lon, rho):
+    """Rigorous lon/lat boxes of the spherical caps of angle `rho` around (lat, lon), in degrees:
+    split at the antimeridian (an extra box for the part that wraps), all longitudes when the cap
+    reaches a pole. Returns (box_region, x0, y0, x1, y1): box k belongs to circle box_region[k]."""
+    n = len(lat)
+    phi0 = np.radians(lat)
+    dlat = np.degrees(rho) + 1e-9
+    polar = rho >= np.pi / 2 - np.abs(phi0) - 1e-12
+    with np.errstate(invalid="ignore"):
+        dlon = np.degrees(np.arcsin(np.minimum(1.0, np.sin(rho) / np.cos(phi0)))) + 1e-9
+    dlon = np.where(polar, 360.0, dlon)
+    ymin = np.maximum(-90.0, lat - dlat)
+    ymax = np.minimum(90.0, lat + dlat)
+    xmin = lon - dlon
+    xmax = lon + dlon
+    full = polar | (dlon >= 180)
+    west = ~full & (xmin < -180)  # wraps past -180: extra box at the east end
+    east = ~full & (xmax > 180)  # wraps past +180: extra box at the west end
+    bx0 = np.where(full, -180.0, np.maximum(-180.0, xmin))
+    bx1 = np.where(full, 180.0, np.minimum(180.0, xmax))
+    idx = np.arange(n)
+    extra_w, extra_e = idx[west], idx[east]
+    box_region = np.concatenate((idx, extra_w, extra_e))
+    x0 = np.concatenate((bx0, xmin[west] + 360, np.full(len(extra_e), -180.0)))
+    x1 = np.concatenate((bx1, np.full(len(extra_w), 180.0), xmax[east] - 360))
+    y0 = np.concatenate((ymin, ymin[west], ymin[east]))
+    y1 = np.concatenate((ymax, ymax[west], ymax[east]))
+    return box_region, x0, y0, x1, y1
+
+
+def check_circles(path, ids, lat, lon, r):
+    """The circles' columns, or the run stops naming the first bad one (as geotrigger does)."""
+    bad = ~(np.isfinite(lat) & np.isfinite(lon) & np.isfinite(r) & (np.abs(lat) <= 90)
+            & (np.abs(lon) <= 180) & (r > 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise SystemExit(f"{path}: region {ids[i]!r}: bad lat/lon/radius")
+    return lat, lon, r
+
+
 class Regions:
     """Circles, their STRtree over lon/lat envelopes and the per-circle chord thresholds."""
 
@@ -64,15 +110,9 @@ class Regions:
         df = pl.read_csv(path, columns=["id", "lat", "lon", "radius"],
                          schema_overrides={"id": pl.String, "lat": pl.Float64, "lon": pl.Float64,
                                            "radius": pl.Float64})
-        lat = df["lat"].to_numpy()
-        lon = df["lon"].to_numpy()
-        r = df["radius"].to_numpy()
-        bad = ~(np.isfinite(lat) & np.isfinite(lon) & np.isfinite(r) & (np.abs(lat) <= 90)
-                & (np.abs(lon) <= 180) & (r > 0))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise SystemExit(f"{path}: region {df['id'][i]!r}: bad lat/lon/radius")
         self.ids = df["id"].to_list()
+        lat, lon, r = check_circles(path, self.ids, df["lat"].to_numpy(), df["lon"].to_numpy(),
+                                    df["radius"].to_numpy())
         self.json_ids = pl.Series([json.dumps(s) for s in self.ids], dtype=pl.String)
         self.lat, self.lon, self.radius = lat, lon, r
         self.x, self.y, self.z = (np.ascontiguousarray(c) for c in unit_vectors(lat, lon).T)
@@ -80,7 +120,7 @@ class Regions:
 
         # Any point within geodesic distance r lies within spherical angle rho of the centre
         # (s >= M_EQUATOR * sigma), so the spherical cap of radius rho bounds the circle.
-        rho = r / M_EQUATOR * (1 + MARGIN) + 1e-12
+        rho = cap_angle(r)
         phi0 = np.radians(lat)
         band_lo = np.maximum(0.0, np.abs(phi0) - rho)
         band_hi = np.minimum(np.pi / 2, np.abs(phi0) + rho)
@@ -91,28 +131,7 @@ class Regions:
         self.chord2_in = (2 * np.sin(sig_in / 2)) ** 2
         self.chord2_out = (2 * np.sin(sig_out / 2)) ** 2
 
-        # lon/lat envelopes; split at the antimeridian; full longitude range near a pole.
-        dlat = np.degrees(rho) + 1e-9
-        polar = rho >= np.pi / 2 - np.abs(phi0) - 1e-12
-        with np.errstate(invalid="ignore"):
-            dlon = np.degrees(np.arcsin(np.minimum(1.0, np.sin(rho) / np.cos(phi0)))) + 1e-9
-        dlon = np.where(polar, 360.0, dlon)
-        ymin = np.maximum(-90.0, lat - dlat)
-        ymax = np.minimum(90.0, lat + dlat)
-        xmin = lon - dlon
-        xmax = lon + dlon
-        full = polar | (dlon >= 180)
-        west = ~full & (xmin < -180)  # wraps past -180: extra box at the east end
-        east = ~full & (xmax > 180)  # wraps past +180: extra box at the west end
-        bx0 = np.where(full, -180.0, np.maximum(-180.0, xmin))
-        bx1 = np.where(full, 180.0, np.minimum(180.0, xmax))
-        idx = np.arange(n)
-        extra_w, extra_e = idx[west], idx[east]
-        self.box_region = np.concatenate((idx, extra_w, extra_e))
-        x0 = np.concatenate((bx0, xmin[west] + 360, np.full(len(extra_e), -180.0)))
-        x1 = np.concatenate((bx1, np.full(len(extra_w), 180.0), xmax[east] - 360))
-        y0 = np.concatenate((ymin, ymin[west], ymin[east]))
-        y1 = np.concatenate((ymax, ymax[west], ymax[east]))
+        self.box_region, x0, y0, x1, y1 = lonlat_envelopes(lat, lon, rho)
         self.tree = shapely.STRtree(shapely.box(x0, y0, x1, y1))
 
     def __len__(self):
@@ -139,8 +158,8 @@ class Replay:
         self.ambiguous = 0
         self.candidates = 0
 
-    def codes(self, devices):
-        uniq = devices.unique().to_list()
+    def add_devices(self, uniq):
+        """Codes the chunk's distinct device names not seen before (in first-seen order)."""
         new = [d for d in uniq if d not in self.device_code]
         for d in new:
             self.device_code[d] = len(self.device_json)
@@ -148,6 +167,10 @@ class Replay:
         if new:
             grow = len(self.device_json) - len(self.last_t)
             self.last_t = np.concatenate((self.last_t, np.full(grow, -np.inf)))
+
+    def codes(self, devices):
+        uniq = devices.unique().to_list()
+        self.add_devices(uniq)
         return devices.replace_strict(uniq, [self.device_code[d] for d in uniq],
                                       return_dtype=pl.Int64).to_numpy()
 
@@ -163,10 +186,11 @@ class Replay:
         if df.height == 0:
             return
         code = self.codes(df["device"])
-        t = df["t"].to_numpy()
-        lat = df["lat"].to_numpy()
-        lon = df["lon"].to_numpy()
+        self.replay(code, df["t"].to_numpy(), df["lat"].to_numpy(), df["lon"].to_numpy())
 
+    def replay(self, code, t, lat, lon):
+        """Valid fixes of one chunk in input order (device codes, times, coordinates): rejects those
+        older than their device's previous fix, finds the inside pairs, writes the transitions."""
         order, sc, first, st = by_device(code, t)
         prev_t = np.empty_like(st)
         prev_t[1:] = st[:-1]
@@ -203,30 +227,8 @@ class Replay:
         self.last_t[sc[starts]] = st[starts + counts - 1]
         slat, slon = lat[order], lon[order]
 
-        # Candidates: one bulk STRtree query, then the cheap bound, then Geod.inv for the band.
+        fi, ri = self.inside_pairs(slat, slon)
         rg = self.regions
-        fi, bi = rg.tree.query(shapely.points(slon, slat))
-        ri = rg.box_region[bi]
-        self.candidates += len(fi)
-        lap("strtree")
-        # Chord between unit vectors: 1-D gathers on the region side (much faster than row
-        # gathers), np.repeat on the fix side (the query answers in fix order).
-        per_fix = np.bincount(fi, minlength=n)
-        fxyz = unit_vectors(slat, slon)
-        c2 = np.square(rg.x[ri] - np.repeat(fxyz[:, 0], per_fix))
-        c2 += np.square(rg.y[ri] - np.repeat(fxyz[:, 1], per_fix))
-        c2 += np.square(rg.z[ri] - np.repeat(fxyz[:, 2], per_fix))
-        lap("distance:chord")
-        inside = c2 <= rg.chord2_in[ri]
-        amb = np.flatnonzero(~inside & (c2 <= rg.chord2_out[ri]))
-        if len(amb):
-            self.ambiguous += len(amb)
-            fa, ra = fi[amb], ri[amb]
-            _, _, dist = self.geod.inv(slon[fa], slat[fa], rg.lon[ra], rg.lat[ra])
-            inside[amb] = dist <= rg.radius[ra]
-        lap("distance:bounds")
-        fi, ri = fi[inside], ri[inside]
-        lap("distance")
 
         # One sort of (device, region, seq) keys: runs of consecutive seq are visits.
         R = len(rg)
@@ -275,6 +277,36 @@ class Replay:
         lap("transitions")
         # Back to input order for output.
         self.write(order[ev_pos], ev_reg, ev_exit, ev_entered, t, lat, lon, code)
+
+    def inside_pairs(self, slat, slon):
+        """(fix, region) pairs with the fix inside the circle, fixes indexed as given and the pairs
+        in fix order. Candidates from one bulk STRtree query, then the cheap bound, then Geod.inv
+        for the band between its two thresholds."""
+        rg = self.regions
+        n = len(slat)
+        fi, bi = rg.tree.query(shapely.points(slon, slat))
+        ri = rg.box_region[bi]
+        self.candidates += len(fi)
+        lap("strtree")
+        # Chord between unit vectors: 1-D gathers on the region side (much faster than row
+        # gathers), np.repeat on the fix side (the query answers in fix order).
+        per_fix = np.bincount(fi, minlength=n)
+        fxyz = unit_vectors(slat, slon)
+        c2 = np.square(rg.x[ri] - np.repeat(fxyz[:, 0], per_fix))
+        c2 += np.square(rg.y[ri] - np.repeat(fxyz[:, 1], per_fix))
+        c2 += np.square(rg.z[ri] - np.repeat(fxyz[:, 2], per_fix))
+        lap("distance:chord")
+        inside = c2 <= rg.chord2_in[ri]
+        amb = np.flatnonzero(~inside & (c2 <= rg.chord2_out[ri]))
+        if len(amb):
+            self.ambiguous += len(amb)
+            fa, ra = fi[amb], ri[amb]
+            _, _, dist = self.geod.inv(slon[fa], slat[fa], rg.lon[ra], rg.lat[ra])
+            inside[amb] = dist <= rg.radius[ra]
+        lap("distance:bounds")
+        fi, ri = fi[inside], ri[inside]
+        lap("distance")
+        return fi, ri
 
     def write(self, ev_fix, ev_reg, ev_exit, ev_entered, t, lat, lon, code):
         ne = len(ev_fix)
@@ -394,7 +426,11 @@ def main(argv=None):
                 break
             records += df.height
             replay.chunk(df)
-    seconds = time.perf_counter() - t1
+    summarise(replay, regions, time.perf_counter() - t1, load)
+
+
+def summarise(replay, regions, seconds, load):
+    """The one JSON line both peers print (and the stage times under PEER_PROFILE=1)."""
     if _PROFILE is not None:
         print(json.dumps({k: round(v, 3) for k, v in _PROFILE.items()}), file=sys.stderr)
     print(json.dumps({

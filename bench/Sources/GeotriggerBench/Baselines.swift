@@ -40,40 +40,117 @@ extension Bench {
                                  note: "\(note); in-process, against the engine in exact mode on the same fixes"), agrees)
     }
 
-    /// The Python peer (bench/peer, shapely STRtree `dwithin` plus an exact filter) on the first
-    /// --peer-limit readings, on one core. Nil with a note when it is not installed or fails.
-    func peerBaseline(_ files: ScenarioFiles, fastFixesPerSecond: Double) throws -> (Results.Baseline?, String?) {
-        if options.noPeer { return (nil, "skipped (--no-peer)") }
-        let script = "\(root)/bench/peer/peer.py"
+    /// Both Python peers on the first --peer-limit readings, each pinned to one core, and
+    /// `geotrigger replay` in exact mode on the very same file right before it:
+    /// - described_peer.py, issue 5's pipeline (the SPEC §6 target's opponent), reads a CSV copy
+    ///   of the prefix (written here, untimed), and geotrigger replays that CSV;
+    /// - peer.py, the tuned peer, reads the NDJSON prefix, and geotrigger replays that NDJSON.
+    /// Each peer's events are checked against geotrigger's with bench/peer/check_peer.py.
+    func peerBaselines(_ files: ScenarioFiles) throws -> PeerRuns {
+        if options.noPeer { return PeerRuns(note: "skipped (--no-peer)") }
         let python = "\(root)/bench/.venv/bin/python"
-        guard FileManager.default.fileExists(atPath: script), FileManager.default.isExecutableFile(atPath: python) else {
-            log("  peer not installed (needs bench/peer/peer.py and bench/.venv: bench/run sets it up)")
-            return (nil, "peer not installed")
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            log("  peers not installed (needs bench/.venv: bench/run runs bench/peer/setup)")
+            return PeerRuns(note: "peer not installed")
         }
         let count = min(options.peerLimit, files.readingCount)
-        let readings = try files.readingsPrefix(count)
-        let stdout = "\(files.directory)/peer.stdout", stderr = "\(files.directory)/peer.stderr"
-        let run = spawn(pinToOneCore + [python, script, "--regions", files.regionsPath, "--readings", readings,
-                                        "--out", "\(files.directory)/events-peer.ndjson"], stdout: stdout, stderr: stderr)
-        guard run.status == 0 else {
-            log("  peer failed (status \(run.status)); see \(stderr)")
-            return (nil, "peer failed (exit status \(run.status))")
-        }
-        // The peer prints its own fixes/s (reading and writing included); wall time is the fallback.
-        let printed = (try? readText(stdout)).flatMap(Self.fixesPerSecond)
-        let perSecond = printed ?? Double(count) / run.seconds
-        log("  peer: \(Int(perSecond)) fixes/s on \(count) fixes")
-        let note = (count < files.readingCount ? "first \(count) fixes" : "all fixes")
-            + (printed == nil ? "; wall time incl. start-up" : "; as the peer reports it")
-        return (Results.Baseline(fixes: count, fixesPerSecond: perSecond, speedup: fastFixesPerSecond / perSecond,
-                                 note: note + "; against `geotrigger replay` in exact mode (fast path), as the peer is exact"), nil)
+        let ndjson = try files.readingsPrefix(count)
+        var runs = PeerRuns()
+        (runs.described, runs.describedNote) = try peer(
+            files, name: "described", script: "described_peer.py", count: count,
+            readings: { try csvReadings(from: ndjson, files: files, count: count) },
+            pipeline: "issue 5's pipeline: pandas CSV reading, pyproj projection to EPSG:3857, a shapely 2 "
+                + "STRtree over the circles' projected envelopes (bulk `query`, envelope test), "
+                + "`pyproj.Geod.inv` on every candidate, vectorised transitions")
+        (runs.tuned, runs.tunedNote) = try peer(
+            files, name: "tuned", script: "peer.py", count: count, readings: { ndjson },
+            pipeline: "tuned: polars NDJSON parsing, a shapely 2 STRtree over lon/lat envelopes, a "
+                + "spherical chord bound that decides clear cases, `pyproj.Geod.inv` only near the "
+                + "boundary, vectorised transitions")
+        return runs
     }
 
-    /// The number just before "fixes/s" on the last line that mentions it ("1,234.5 fixes/s").
-    static func fixesPerSecond(in text: String) -> Double? {
-        guard let line = text.split(separator: "\n").last(where: { $0.contains("fixes/s") }) else { return nil }
-        let before = line.components(separatedBy: "fixes/s")[0].filter { $0 != "," && $0 != "_" }
-        return before.split { !($0.isNumber || $0 == ".") }.compactMap { Double($0) }.last
+    /// One peer: `geotrigger replay` in exact mode on `readings()` (best of --repeat), then the
+    /// peer on the same file (best of --repeat by its printed replay time), then check_peer.py.
+    private func peer(_ files: ScenarioFiles, name: String, script: String, count: Int,
+                      readings: () throws -> String, pipeline: String) throws -> (Results.Peer?, String?) {
+        let scriptPath = "\(root)/bench/peer/\(script)"
+        let python = "\(root)/bench/.venv/bin/python"
+        guard FileManager.default.fileExists(atPath: scriptPath) else {
+            log("  \(name) peer not installed (no bench/peer/\(script))")
+            return (nil, "peer not installed")
+        }
+        let readings = try readings()
+        let dir = files.directory
+        let format = readings.hasSuffix(".csv") ? "csv" : "ndjson"
+
+        // The numerator: geotrigger in exact mode, same file, same core.
+        let geotriggerEvents = "\(dir)/events-\(name)-geotrigger.ndjson"
+        let geotriggerStderr = "\(dir)/replay-\(name)-peer-numerator.stderr"
+        let numerator = try best(\.seconds) {
+            let run = spawn(pinToOneCore + [binary, "replay", "--regions", files.regionsPath, readings,
+                                            "-o", geotriggerEvents, "--quiet"] + EngineMode.exactFast.replayFlags,
+                            stderr: geotriggerStderr)
+            guard run.status == 0 else {
+                throw ValidationFailure("geotrigger replay (exact mode, \(format) prefix) exited with \(run.status); see \(geotriggerStderr)")
+            }
+            return run
+        }
+        let geotriggerRate = Double(count) / numerator.seconds
+        log("  replay exactFast on the \(name) peer's \(format) prefix: \(Int(geotriggerRate)) fixes/s on \(count) fixes")
+
+        // The peer, pinned: taskset, and one thread for polars and any BLAS.
+        let events = "\(dir)/events-\(name)-peer.ndjson"
+        let stdout = "\(dir)/\(name)-peer.stdout", stderr = "\(dir)/\(name)-peer.stderr"
+        let threads = ["POLARS_MAX_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"]
+        var failure: Int32?
+        let run = best({ $0.1?.seconds ?? $0.0.seconds }) { () -> (ChildRun, PeerSummary?) in
+            let run = spawn(pinToOneCore + [python, scriptPath, "--regions", files.regionsPath, "--readings", readings,
+                                            "--out", events], stdout: stdout, stderr: stderr, environment: threads)
+            if run.status != 0 { failure = run.status }
+            return (run, run.status == 0 ? (try? readText(stdout)).flatMap(PeerSummary.init) : nil)
+        }
+        if let failure {
+            log("  \(name) peer failed (status \(failure)); see \(stderr)")
+            return (nil, "peer failed (exit status \(failure))")
+        }
+        let (wall, summary) = run
+        // The peer's own replay figure (readings in → events out); wall time only if it printed none.
+        let rate = summary?.fixesPerSecond ?? Double(count) / wall.seconds
+        log("  \(name) peer: \(Int(rate)) fixes/s on \(count) fixes; geotrigger ÷ peer "
+            + String(format: "%.1f×", geotriggerRate / rate))
+
+        // Same events? check_peer.py compares the two files (distances to the cm; ties at 1 cm allowed).
+        let checkOut = "\(dir)/\(name)-check.txt"
+        let check = spawn([python, "\(root)/bench/peer/check_peer.py", "--expected", geotriggerEvents, "--actual", events,
+                           "--regions", files.regionsPath, "--readings", readings], stdout: checkOut, stderr: checkOut)
+        let agrees: Bool? = check.status == 0 ? true : check.status == 1 ? false : nil
+        let verdict = ((try? readText(checkOut)) ?? "").split(separator: "\n").last { $0.hasPrefix("PASS") || $0.hasPrefix("FAIL") }
+        log("  \(name) peer events against geotrigger's: \(verdict.map(String.init) ?? "not checked (check_peer.py status \(check.status); see \(checkOut))")")
+
+        let what = count < files.readingCount ? "first \(grouped(count)) fixes" : "all \(grouped(count)) fixes"
+        let note = "\(what), \(format == "csv" ? "CSV" : "NDJSON"); "
+            + (summary == nil ? "peer: wall time incl. start-up" : "peer: its replay, as it reports it")
+            + "; numerator: `geotrigger replay` exact mode on the same \(format), wall time incl. start-up"
+        return (Results.Peer(
+            name: name, pipeline: pipeline, readings: readings, fixes: summary?.fixes ?? count, fixesPerSecond: rate,
+            seconds: summary?.seconds ?? wall.seconds, loadSeconds: summary?.loadSeconds, wallSeconds: wall.seconds,
+            peakResidentBytes: wall.peakResidentBytes, events: summary?.events,
+            geotriggerFixesPerSecond: geotriggerRate, geotriggerSeconds: numerator.seconds,
+            geotriggerEvents: try FileChunks.lineCount(geotriggerEvents), speedup: geotriggerRate / rate,
+            eventsAgree: agrees, note: note), nil)
+    }
+
+    /// The NDJSON prefix as CSV (`t,device,lat,lon,accuracy` and a header), written once and
+    /// cached beside it: the described peer reads CSV (pandas), and geotrigger's numerator replays
+    /// the same file. Untimed data preparation.
+    func csvReadings(from ndjson: String, files: ScenarioFiles, count: Int) throws -> String {
+        let path = count < files.readingCount ? "\(files.directory)/readings-first\(count).csv" : "\(files.directory)/readings.csv"
+        if FileManager.default.fileExists(atPath: path) { return path }
+        let skipped = try ReadingsCSV.convert(ndjson, to: path + ".tmp")
+        if skipped > 0 { log("  CSV readings: \(skipped) records without lat and lon left out") }
+        try FileManager.default.moveItem(atPath: path + ".tmp", toPath: path)
+        return path
     }
 
     // MARK: Sweeps
@@ -107,17 +184,21 @@ extension Bench {
         let workload = try sweepReadings(devices: min(1_000, options.maxDevices))
         return try [1_000, 10_000, 100_000, 1_000_000].filter { $0 <= options.maxRegions }.map { n in
             log("region sweep: \(n) circles")
-            let before = residentBytes()
-            let regions = try cityRegions(n)
             var build = Double.infinity
             var bytes = 0.0
             for _ in 0..<options.repeat {
+                // As `geotrigger replay` does: the loaded array is handed over whole. Keeping a
+                // copy here would count it twice, and time its copy-on-write as part of the build
+                // (the spatial order permutes the array in place).
+                let before = residentBytes()
+                let loaded = try cityRegions(n)
                 let start = now()
-                let index = try RegionIndex(regions: regions, hysteresis: .automatic, order: .spatial)
+                let index = try RegionIndex(regions: consume loaded, hysteresis: .automatic, order: .spatial)
                 build = min(build, now() - start)
                 bytes = Double(residentBytes() - before) / Double(n)
                 withExtendedLifetime(index) {}
             }
+            let regions = try cityRegions(n)
             // Dense sets are slow per fix (a city point lies in ~19 of 100k circles): fewer fixes there.
             let fixes = max(options.sweepFixes / 20, options.sweepFixes * 10_000 / max(n, 10_000))
             return try sweepPoint(n, workload, fixes: fixes, regions: regions, build: build, bytes: bytes)

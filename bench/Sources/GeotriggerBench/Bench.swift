@@ -102,11 +102,15 @@ final class Bench {
         // Memory: resident set before and after the regions and the index, then before and after
         // every device's readings (the engine's per-device state).
         let before = residentBytes()
-        let regions = try RegionFile.load(path: files.regionsPath)
+        let loaded = try RegionFile.load(path: files.regionsPath)
+        let regionCount = loaded.count
         let buildStart = now()
-        let index = try RegionIndex(regions: regions, hysteresis: EngineMode.fast.hysteresis, order: .spatial)
+        // Handed over whole, as `geotrigger replay` does (a copy kept here would be counted twice).
+        let index = try RegionIndex(regions: consume loaded, hysteresis: EngineMode.fast.hysteresis, order: .spatial)
         let buildSeconds = now() - buildStart
-        let bytesPerRegion = Double(residentBytes() - before) / Double(regions.count)
+        let bytesPerRegion = Double(residentBytes() - before) / Double(regionCount)
+        // The baselines below each build their own engine from the regions in file order.
+        let regions = try RegionFile.load(path: files.regionsPath)
 
         let workload = try Workload(readingsPath: files.readingsPath)
         let engine = try Engine(index: index, options: EngineMode.fast.options)
@@ -127,18 +131,20 @@ final class Bench {
             brute = baseline
             bruteAgrees = agrees
         }
-        // The peer decides exact geodesic crossings: compare it with exact mode on the fast path.
-        let exactFast = replays[EngineMode.allCases.firstIndex(of: .exactFast)!]
-        let (peer, peerNote) = s.kind == .beacons
-            ? (nil, "n/a (the peer replays circle regions and fixes only)")
-            : try peerBaseline(files, fastFixesPerSecond: exactFast.fixesPerSecond)
+        // The peers decide exact geodesic crossings: each is compared with exact mode on the same
+        // prefix of the readings, in the same format, in this run.
+        let peers = s.kind == .beacons
+            ? PeerRuns(note: "n/a (the peers replay circle regions and fixes only)")
+            : try peerBaselines(files)
         return Results.Scenario(
             kind: s.kind.rawValue, regions: regions.count, devices: workload.deviceNames.count, fixes: workload.count,
             indexBuildSeconds: buildSeconds, replays: replays,
             engineFixesPerSecond: Double(workload.count) / seconds,
             enginePlainFixesPerSecond: Double(workload.count) / plainSeconds,
             latencyNanoseconds: latency, bytesPerRegion: bytesPerRegion, bytesPerActiveDevice: bytesPerDevice,
-            allocationsPerReading: allocations, brute: brute, peer: peer, peerNote: peerNote,
+            allocationsPerReading: allocations, brute: brute,
+            describedPeer: peers.described, describedPeerNote: peers.describedNote,
+            tunedPeer: peers.tuned, tunedPeerNote: peers.tunedNote,
             exactEventsIdentical: identical, exactEvents: replays.first { $0.mode == EngineMode.exactFast.rawValue }?.events ?? 0,
             bruteEventsAgree: bruteAgrees, jobs: jobsReplay == nil ? nil : cores, jobsReplay: jobsReplay,
             jobsEventsIdentical: jobsIdentical)

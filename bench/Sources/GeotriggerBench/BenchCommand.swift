@@ -4,7 +4,7 @@ import ArgumentParser
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geotrigger-bench",
-        abstract: "SPEC §6 benchmarks: the engine against the plain GEOS-tree path, a brute-force scan and the Python peer.",
+        abstract: "SPEC §6 benchmarks: the engine against the plain GEOS-tree path, a brute-force scan and two Python peers.",
         discussion: """
             Scenarios are generated from a seed and cached under bench/.data. Results go to \
             bench/results: RESULTS.md, results.json, regions.svg and devices.svg. bench/run builds \

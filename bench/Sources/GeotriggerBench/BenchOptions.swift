@@ -25,10 +25,10 @@ struct BenchOptions: ParsableArguments {
     @Option(help: "Fixes the brute-force scan gets (a prefix of the scenario).")
     var bruteLimit = 2_000
 
-    @Option(help: "Fixes the Python peer gets (a prefix of the scenario).")
+    @Option(help: "Fixes the Python peers get (the same prefix of the scenario for both, and for the geotrigger runs they are compared with).")
     var peerLimit = 1_000_000
 
-    @Flag(help: "Skip the Python peer.")
+    @Flag(help: "Skip the Python peers.")
     var noPeer = false
 
     @Flag(help: "Skip the region and device sweeps.")

@@ -14,7 +14,7 @@ struct Report {
 
             | | |
             |---|---|
-            | Machine | \(m.cpu), \(m.cores) cores\(m.pinned ? "; `geotrigger replay` and the peer pinned to one core (`taskset -c 0`)" : "") |
+            | Machine | \(m.cpu), \(m.cores) cores\(m.pinned ? "; `geotrigger replay` and the Python peers pinned to one core (`taskset -c 0`)" : "") |
             | Date | \(m.date) |
             | Swift | \(m.swift) |
             | Seed | \(s.seed) |
@@ -63,8 +63,13 @@ struct Report {
              { $0.allocationsPerReading.map { String(format: "%.3f", $0) } ?? "not measured" }),
             ("Brute-force scan fixes/s — engine speed-up (exact mode, in-process)",
              { $0.brute.map { "\(rate($0.fixesPerSecond)) — \(String(format: "%.0f×", $0.speedup)) (\($0.note.split(separator: ";")[0]))" } ?? "n/a (beacon regions have no geometry)" }),
-            ("Python peer fixes/s — `geotrigger replay` (exact mode) ÷ peer",
-             { $0.peer.map { "\(rate($0.fixesPerSecond)) — \(String(format: "%.1f×", $0.speedup)) (\($0.note.split(separator: ";")[0]))" } ?? ($0.peerNote ?? "not run") }),
+            ("**Python peer, issue 5's pipeline** (pandas CSV, pyproj projection, shapely 2 STRtree over projected "
+                + "circle envelopes, `Geod.inv` on every candidate): its fixes/s; `geotrigger replay` exact mode on "
+                + "the same CSV; ratio; events agree",
+             { peerCell($0.describedPeer, $0.describedPeerNote) }),
+            ("Tuned Python peer (polars NDJSON, lon/lat STRtree, spherical chord bound, `Geod.inv` only near the "
+                + "boundary): its fixes/s; `geotrigger replay` exact mode on the same NDJSON; ratio; events agree",
+             { peerCell($0.tunedPeer, $0.tunedPeerNote) }),
             ("Exact mode: fast-path events byte-identical to the plain path's",
              { "\($0.exactEventsIdentical ? "yes" : "**NO**") (\(grouped($0.exactEvents)) events)" }),
             ("Brute-force scan's enter/exit events agree with the engine's (same fixes)",
@@ -80,9 +85,16 @@ struct Report {
 
             The brute-force scan tests every circle at every fix (a cheap bound, then the geodesic distance) \
             and runs on a prefix of the fixes when the scenario is large (the cell says which); its speed-up \
-            compares it with the engine in exact mode on the same fixes. The Python peer runs on the first \
-            \(grouped(results.settings.peerLimit)) readings at most and is compared with end-to-end \
-            `geotrigger replay`. Latency includes one clock read (about 20 ns).
+            compares it with the engine in exact mode on the same fixes. Both Python peers run on the first \
+            \(grouped(results.settings.peerLimit)) readings at most, pinned to one core; the first is the \
+            pipeline issue 5 defines (SPEC §6's target is judged against it), the second a stronger, tuned one \
+            (bench/peer/README.md). A peer's fixes/s is its replay as it reports it (readings in → events \
+            out; interpreter start-up, loading the circles and building its tree excluded). Each ratio's \
+            numerator is `geotrigger replay --hysteresis 0 --max-accuracy 0` run in the same run on the very \
+            same file (the CSV copy of the prefix for issue 5's peer, the NDJSON prefix for the tuned one), \
+            pinned to the same core, its wall time including start-up, loading and index build. \
+            "Events agree" is bench/peer/check_peer.py on the two event files. Latency includes one clock \
+            read (about 20 ns).
 
 
             """
@@ -101,8 +113,13 @@ struct Report {
         rows.append(("≥ 3 million fixes/s per core end-to-end on city", cityRate.map { rate($0) } ?? "city not run",
                      cityRate.map { $0 >= 3_000_000 }))
         for s in results.scenarios {
-            rows.append(("≥ 40× the Python peer (\(s.kind))", s.peer.map { String(format: "%.1f×", $0.speedup) } ?? (s.peerNote ?? "not run"),
-                         s.peer.map { $0.speedup >= 40 }))
+            rows.append(("≥ 40× the Python peer (issue 5's pipeline; \(s.kind))",
+                         s.describedPeer.map(peerRatio) ?? (s.describedPeerNote ?? "not run"),
+                         s.describedPeer.map { $0.speedup >= 40 }))
+        }
+        for s in results.scenarios where s.tunedPeer != nil {
+            rows.append(("For information, not a SPEC target: geotrigger ÷ the tuned Python peer (\(s.kind))",
+                         s.tunedPeer.map(peerRatio) ?? "not run", nil))
         }
         rows.append(("Index build for 1 million regions < 2 s",
                      oneMillion?.indexBuildSeconds.map(seconds) ?? "1M not in this run's sweep",
@@ -145,6 +162,18 @@ struct Report {
         }
         return out
     }
+}
+
+/// "40,410; geotrigger 617,284; 15.3× (first 1,000,000 fixes, CSV); events agree: yes".
+func peerCell(_ peer: Results.Peer?, _ note: String?) -> String {
+    guard let p = peer else { return note ?? "not run" }
+    let agree = p.eventsAgree.map { $0 ? "yes" : "**NO**" } ?? "not checked"
+    return "\(rate(p.fixesPerSecond)); geotrigger \(rate(p.geotriggerFixesPerSecond)); "
+        + "**\(String(format: "%.1f×", p.speedup))** (\(p.note.split(separator: ";")[0])); events agree: \(agree)"
+}
+
+func peerRatio(_ p: Results.Peer) -> String {
+    String(format: "%.1f× ", p.speedup) + "(\(rate(p.geotriggerFixesPerSecond)) ÷ \(rate(p.fixesPerSecond)) fixes/s)"
 }
 
 func rate(_ v: Double?) -> String { v.map { $0.isFinite ? grouped(Int($0.rounded())) : "∞" } ?? "—" }

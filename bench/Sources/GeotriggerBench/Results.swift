@@ -43,6 +43,37 @@ struct Results: Codable {
         var note: String
     }
 
+    /// A Python peer (bench/peer) on the first `fixes` readings, and `geotrigger replay` in exact
+    /// mode on the very same file, pinned to the same core, in the same run.
+    struct Peer: Codable {
+        /// "described" (issue 5's pipeline, described_peer.py) or "tuned" (peer.py).
+        var name: String
+        /// Its pipeline in a few words.
+        var pipeline: String
+        /// The readings file both sides replayed (a prefix of the scenario's, as CSV or NDJSON).
+        var readings: String
+        var fixes: Int
+        /// As the peer prints it: its replay (readings in → events out), without interpreter
+        /// start-up and without loading the circles and building its tree (`loadSeconds`).
+        var fixesPerSecond: Double
+        var seconds: Double
+        var loadSeconds: Double?
+        /// The peer process's wall time, start-up and loading included, and its peak RSS.
+        var wallSeconds: Double
+        var peakResidentBytes: Int
+        var events: Int?
+        /// The numerator: `geotrigger replay --hysteresis 0 --max-accuracy 0` on `readings`, one
+        /// core, events to a file; wall time of the process (start-up, loading, index build included).
+        var geotriggerFixesPerSecond: Double
+        var geotriggerSeconds: Double
+        var geotriggerEvents: Int
+        /// geotriggerFixesPerSecond ÷ fixesPerSecond.
+        var speedup: Double
+        /// bench/peer/check_peer.py on the two event files: true when they agree; nil when not checked.
+        var eventsAgree: Bool?
+        var note: String
+    }
+
     struct Scenario: Codable {
         var kind: String
         var regions: Int
@@ -57,8 +88,12 @@ struct Results: Codable {
         var bytesPerActiveDevice: Double
         var allocationsPerReading: Double?
         var brute: Baseline?
-        var peer: Baseline?
-        var peerNote: String?
+        /// Issue 5's Python peer (the one SPEC §6's "≥ 40×" is judged against), and the tuned one;
+        /// each nil with a note when not run.
+        var describedPeer: Peer?
+        var describedPeerNote: String?
+        var tunedPeer: Peer?
+        var tunedPeerNote: String?
         /// Exact mode: fast-path events byte-identical to the plain path's (`geotrigger replay` output).
         var exactEventsIdentical: Bool
         var exactEvents: Int
