@@ -79,6 +79,27 @@ final class LineFraming {
         }
     }
 
+    /// `next(parse)`, but first offers the buffered bytes to `whole`, a parser that finds its own
+    /// line's end: it returns the length of a line it decoded as a reading into `reading` when
+    /// that line ends in a newline within the bytes it was given (-1 for anything else, having
+    /// decided nothing), and the line is taken as it is, with no separate search for its end.
+    /// Anything `whole` declines goes the usual way.
+    @inline(__always)
+    func next(whole: (_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Int,
+              _ parse: (_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Outcome) -> DecodeStep {
+        if let rest = reader.buffered, rest.count > 0 {
+            let length = whole(rest.baseAddress!.assumingMemoryBound(to: UInt8.self), rest.count)
+            if length >= 0 && length <= reader.maxLineLength {
+                let l = reader.takeLine(length: length)
+                lineNumber = reader.lineNumber
+                line = l
+                reading.line = l
+                return .reading
+            }
+        }
+        return next(parse)
+    }
+
     @inline(never)
     private func growScratch(_ n: Int) {
         scratch.deallocate()

@@ -130,6 +130,29 @@ final class LineReader {
         return .line(UnsafeRawBufferPointer(start: buffer + s, count: e - s))
     }
 
+    /// The bytes buffered after the last line returned: the next lines, the last one perhaps cut
+    /// short by the end of the buffer. For a parser that finds a line's end as it goes and then
+    /// takes the line with `takeLine`, instead of searching for the newline first. Followed by
+    /// `slack` readable bytes, like a line. Nil before the first line (whose byte order mark
+    /// `next` removes).
+    @inline(__always)
+    var buffered: UnsafeRawBufferPointer? {
+        atInputStart ? nil : UnsafeRawBufferPointer(start: buffer + start, count: end - start)
+    }
+
+    /// Returns the next line, which the caller has found in `buffered`: `length` bytes, then the
+    /// newline (no CR before it), and at most `maxLineLength` bytes.
+    @inline(__always)
+    func takeLine(length: Int) -> UnsafeRawBufferPointer {
+        precondition(length >= 0 && length <= maxLineLength && start + length < end && buffer[start + length] == 0x0A,
+                     "takeLine needs a whole line of the buffer")
+        let s = start
+        start += length + 1
+        scanned = start
+        lineNumber += 1
+        return UnsafeRawBufferPointer(start: buffer + s, count: length)
+    }
+
     /// Keeps the first bytes of the current (over-long) line and discards input up to its newline.
     private func skipLongLine() -> Line {
         atInputStart = false

@@ -40,7 +40,9 @@ public final class NDJSONDecoder: ReadingDecoder {
     }
 
     public func next() -> DecodeStep {
-        framing.next { p, n in
+        // The usual line is taken straight from the buffer, its end found by the plain-line
+        // parser itself; any other goes through the line reader's newline search and `parse`.
+        framing.next(whole: { p, available in plainFixLine(p, available) }) { p, n in
             switch parse(p, n) {
             case 0: .reading
             case 1: .blank
@@ -90,6 +92,41 @@ public final class NDJSONDecoder: ReadingDecoder {
     /// this path only saves work and never decides differently.
     @inline(__always)
     private func plainFix(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        var fix = PlainFix()
+        guard plainFixBrace(p, n, &fix) == n - 1 else { return false }
+        accept(fix, p)
+        return true
+    }
+
+    /// `plainFix` on bytes that run on past the line (the reader's buffer): the length of the
+    /// line if it is a plain fix whose brace is followed by a newline within `available` bytes,
+    /// else -1 with nothing decided (a CRLF line, one cut short by the buffer's end, any other).
+    @inline(__always)
+    private func plainFixLine(_ p: UnsafePointer<UInt8>, _ available: Int) -> Int {
+        var fix = PlainFix()
+        let brace = plainFixBrace(p, available, &fix)
+        guard brace >= 0, brace + 1 < available, p[brace + 1] == UInt8(ascii: "\n") else { return -1 }
+        accept(fix, p)
+        return brace + 1
+    }
+
+    /// What `plainFixBrace` read.
+    private struct PlainFix {
+        var t = 0.0, latitude = 0.0, longitude = 0.0, accuracy = Double.nan
+        var deviceStart = 0, deviceCount = 0
+    }
+
+    @inline(__always)
+    private func accept(_ fix: PlainFix, _ p: UnsafePointer<UInt8>) {
+        framing.acceptFix(t: fix.t, device: UnsafeRawBufferPointer(start: p + fix.deviceStart, count: fix.deviceCount),
+                          latitude: fix.latitude, longitude: fix.longitude, accuracy: fix.accuracy)
+    }
+
+    /// The plain-line grammar of `plainFix` over `p[0..<n]`: the index of the closing brace, every
+    /// value valid and every number ending before `n`, or -1. Bytes at or past `n` decide nothing
+    /// (a number may be loaded 8 bytes at a time into the slack, but must end before `n`).
+    @inline(__always)
+    private func plainFixBrace(_ p: UnsafePointer<UInt8>, _ n: Int, _ fix: inout PlainFix) -> Int {
         @inline(__always) func literal(_ at: Int, _ s: StaticString) -> Bool {
             let count = s.utf8CodeUnitCount
             guard at + count <= n else { return false }
@@ -104,10 +141,9 @@ public final class NDJSONDecoder: ReadingDecoder {
             let end = NumberParser.parse(p, at, n + LineReader.slack, &v)
             return end > at && end < n && v.isFinite ? end : -1
         }
-        guard literal(0, "{\"t\":") else { return false }
-        var t = 0.0
-        var i = number(5, &t)
-        guard i > 0, literal(i, ",\"device\":\"") else { return false }
+        guard literal(0, "{\"t\":") else { return -1 }
+        var i = number(5, &fix.t)
+        guard i > 0, literal(i, ",\"device\":\"") else { return -1 }
         let deviceStart = i + 11
         i = deviceStart
         while i < n {
@@ -115,21 +151,19 @@ public final class NDJSONDecoder: ReadingDecoder {
             if c == UInt8(ascii: "\"") || c < 0x20 || c > 0x7E || c == UInt8(ascii: "\\") { break }
             i += 1
         }
-        let deviceCount = i - deviceStart
-        guard deviceCount > 0, literal(i, "\",\"lat\":") else { return false }
-        var latitude = 0.0, longitude = 0.0, accuracy = Double.nan
-        i = number(i + 8, &latitude)
-        guard i > 0, latitude >= -90 && latitude <= 90, literal(i, ",\"lon\":") else { return false }
-        i = number(i + 7, &longitude)
-        guard i > 0, longitude >= -180 && longitude <= 180 else { return false }
+        fix.deviceStart = deviceStart
+        fix.deviceCount = i - deviceStart
+        guard fix.deviceCount > 0, literal(i, "\",\"lat\":") else { return -1 }
+        i = number(i + 8, &fix.latitude)
+        guard i > 0, fix.latitude >= -90 && fix.latitude <= 90, literal(i, ",\"lon\":") else { return -1 }
+        i = number(i + 7, &fix.longitude)
+        guard i > 0, fix.longitude >= -180 && fix.longitude <= 180 else { return -1 }
         if literal(i, ",\"accuracy\":") {
-            i = number(i + 12, &accuracy)
-            guard i > 0, accuracy >= 0 else { return false }
+            i = number(i + 12, &fix.accuracy)
+            guard i > 0, fix.accuracy >= 0 else { return -1 }
         }
-        guard i == n - 1, p[i] == UInt8(ascii: "}") else { return false }
-        framing.acceptFix(t: t, device: UnsafeRawBufferPointer(start: p + deviceStart, count: deviceCount),
-                          latitude: latitude, longitude: longitude, accuracy: accuracy)
-        return true
+        guard i < n, p[i] == UInt8(ascii: "}") else { return -1 }
+        return i
     }
 
     /// Parses one line. Returns 0 for a reading (in the framing's `reading`), 1 for a blank line, 2 for a

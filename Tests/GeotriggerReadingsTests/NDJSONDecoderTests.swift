@@ -417,3 +417,69 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
     }
 }
 
+
+/// The usual fix line is taken straight from the read buffer, its end found by the plain-line
+/// parser (no newline search first); every other line, and every line the buffer cuts short,
+/// goes the old way. Both must decode every line alike.
+@Suite struct NDJSONWholeLineTests {
+    /// A stream of plain fixes with numbers of every length, and around them every kind of line
+    /// the whole-line path must leave alone.
+    static func lines() -> [String] {
+        var rng = SplitMix64(seed: 5)
+        var lines = ["\u{FEFF}" + #"{"t":1700000000,"device":"bom","lat":48.1,"lon":16.2}"#]
+        for i in 0..<400 {
+            let lat = (Double(rng.below(180_000_000)) / 1_000_000 - 90)
+            let lon = (Double(rng.below(360_000_000)) / 1_000_000 - 180)
+            let digits = Int(rng.below(9))
+            let latText = String(format: "%.\(digits)f", lat), lonText = String(format: "%.\(8 - digits)f", lon)
+            let accuracy = i % 3 == 0 ? "" : #","accuracy":"# + String(rng.below(5000))
+            lines.append(#"{"t":"# + String(1_700_000_001 + i) + #","device":"d"# + String(rng.below(1 << 20))
+                         + #"","lat":"# + latText + #","lon":"# + lonText + accuracy + "}")
+            switch i % 40 {
+            case 3: lines.append(#"{"t":1700000500,"device":"crlf","lat":1.5,"lon":2.5}"# + "\r")
+            case 7: lines.append("")
+            case 11: lines.append(#"{"t":1700000500,"device":"gap","lat":1.5,"lon":2.5}x"#)
+            case 13: lines.append(#"{"t": 1700000500, "device":"spaced","lat":1.5,"lon":2.5}"#)
+            case 17: lines.append(#"{"t":1700000500,"device":"esc\u0041","lat":1.5,"lon":2.5}"#)
+            case 19: lines.append(#"{"t":1700000500,"device":"neg","lat":1.5,"lon":2.5,"accuracy":-1}"#)
+            case 23: lines.append(#"{"t":1700000500,"device":"p","uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-70}"#)
+            case 29: lines.append(#"{"t":1700000500,"device":""# + String(repeating: "L", count: 300) + #"","lat":1.5,"lon":2.5}"#)
+            case 31: lines.append(#"{"t":1700000500,"device":"far","lat":91,"lon":2.5}"#)
+            case 37: lines.append(#"{"t":1700000500,"device":"brace","lat":1.5,"lon":2.5}}"#)
+            default: break
+            }
+        }
+        lines.append(#"{"t":1700009999,"device":"last","lat":3.5,"lon":4.5}"#)  // no newline after it
+        return lines
+    }
+
+    @Test(arguments: [1 << 20, 64, 97, 128, 211, 4096])
+    func wholeStreamDecodesAsEachLineAlone(bufferSize: Int) {
+        let lines = Self.lines()
+        let maxLine = 256
+        // The oracle: each line decoded alone, without a newline, so only the old path can take it.
+        var expected: [Seen] = []
+        for (k, line) in lines.enumerated() {
+            for var s in decodeNDJSON(line, maxLineLength: maxLine).1 {
+                s.line = k + 1
+                expected.append(s)
+            }
+        }
+        let text = lines.joined(separator: "\n")
+        let (_, seen) = decodeNDJSON(text, bufferSize: bufferSize, maxLineLength: maxLine)
+        #expect(seen.count == expected.count)
+        // An over-long line keeps as much of its start as the buffer held when it was cut: a
+        // prefix of the line, not always the same one.
+        func sameText(_ a: Seen, _ b: Seen) -> Bool {
+            if case .rejected(.lineTooLong) = a.step { return b.text.hasPrefix(a.text) || a.text.hasPrefix(b.text) }
+            return a.text == b.text
+        }
+        for (a, b) in zip(seen, expected) where a != b || !sameText(a, b) {
+            Issue.record("buffer \(bufferSize): got \(a) \(a.text.prefix(80)), expected \(b) \(b.text.prefix(80))")
+            break
+        }
+        // The stream holds plain fixes, rejections and a sighting: the comparison covers them all.
+        #expect(expected.filter { $0.step == .reading }.count > 400)
+        #expect(expected.contains { if case .rejected(.lineTooLong) = $0.step { true } else { false } })
+    }
+}
