@@ -5,10 +5,11 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CMath
 import GeotriggerCore
 
 /// A fix prepared for many circle tests: its coordinate and its unit vector on the sphere with the
-/// same latitude and longitude, (cos φ cos λ, cos φ sin λ, sin φ). Four trigonometric calls once per
+/// same latitude and longitude, (cos φ cos λ, cos φ sin λ, sin φ). Two sincos calls once per
 /// fix; each circle test is then a few multiplications. An invalid coordinate (NaN, |φ| > 90) has
 /// a NaN vector, so no test decides it cheaply.
 public struct GeoPoint: Sendable {
@@ -23,15 +24,18 @@ public struct GeoPoint: Sendable {
     public init(_ c: Coordinate) {
         coordinate = c
         let phi = c.latitude * (Double.pi / 180), lambda = c.longitude * (Double.pi / 180)
-        let cosPhi = cos(phi)
+        // One sincos per angle: the same bits as sin and cos (glibc), for less work.
+        var sinPhi = 0.0, cosPhi = 0.0, sinLambda = 0.0, cosLambda = 0.0
+        geotrigger_sincos(phi, &sinPhi, &cosPhi)
         cosLatitude = cosPhi
         guard abs(c.latitude) <= 90, c.longitude.isFinite else {
             x = .nan; y = .nan; z = .nan
             return
         }
-        x = cosPhi * cos(lambda)
-        y = cosPhi * sin(lambda)
-        z = sin(phi)
+        geotrigger_sincos(lambda, &sinLambda, &cosLambda)
+        x = cosPhi * cosLambda
+        y = cosPhi * sinLambda
+        z = sinPhi
     }
 }
 
