@@ -43,7 +43,7 @@ public final class EventWriter: EngineOutput {
         }
         if let p = e.proximity {
             o.append(",\"proximity\":\"")
-            o.append(string: p)
+            o.append(string: p.name)
             o.append("\"")
         }
         if e.distance.isFinite {

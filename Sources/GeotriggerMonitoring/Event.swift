@@ -30,8 +30,10 @@ public struct RegionEvent: Sendable {
     public var enteredAt: Double
     /// For beacon regions: the concrete beacon (a wildcard region's events name it).
     public var beacon: BeaconID?
-    /// For beacon regions: the estimated proximity (`immediate`, `near`, `far`), if known.
-    public var proximity: String?
+    /// For beacon regions: the estimated proximity (`immediate`, `near`, `far`), if known. An
+    /// enum, not its name, so that the event holds no reference: copying one (every event is
+    /// handed on a few times) then costs no reference counting.
+    public var proximity: Proximity?
     /// For beacon exits: why the visit ended.
     public var reason: ExitReason?
 
@@ -53,7 +55,7 @@ public struct RegionEvent: Sendable {
     }
 
     public init(kind: Kind, t: Double, device: Int32, region: Int32, distance: Double, enteredAt: Double,
-                beacon: BeaconID?, proximity: String?, reason: ExitReason?) {
+                beacon: BeaconID?, proximity: Proximity?, reason: ExitReason?) {
         self.init(kind: kind, t: t, device: device, region: region, distance: distance, enteredAt: enteredAt)
         self.beacon = beacon
         self.proximity = proximity

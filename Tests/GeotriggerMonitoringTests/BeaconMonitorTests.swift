@@ -70,7 +70,7 @@ struct BeaconMonitorTests {
         h.feed(beacon(uuidA, 1, 7), metres: Array(repeating: 1.0, count: 10) + Array(repeating: 20.0, count: 20))
         #expect(h.recorder.events.map(\.kind.name) == ["enter", "exit"])
         let enter = h.recorder.events[0], exit = h.recorder.events[1]
-        #expect(enter.t == 0 && enter.proximity == "near" && abs(enter.distance - 1) < 1e-9)
+        #expect(enter.t == 0 && enter.proximity == .near && abs(enter.distance - 1) < 1e-9)
         #expect(enter.beacon == beacon(uuidA, 1, 7))
         #expect(exit.reason == .distance && exit.t > 10 && exit.t < 20 && exit.enteredAt == 0)
     }

@@ -290,7 +290,7 @@ public final class BeaconMonitor {
                 timers.schedule(at: stamp + dwell, rank: rank(d), SilenceTimer(device: d, zone: z, dwellFor: stamp))
             }
             sink?.handle(RegionEvent(kind: .enter, t: stamp, device: d, region: r, distance: distance, enteredAt: .nan,
-                                     beacon: beacon, proximity: hasBeacon ? Proximity.classify(distance: distance).name : nil,
+                                     beacon: beacon, proximity: hasBeacon ? Proximity.classify(distance: distance) : nil,
                                      reason: nil))
         } else {
             sink?.handle(RegionEvent(kind: .exit, t: stamp, device: d, region: r, distance: .nan,
