@@ -81,8 +81,8 @@ final class LineFraming {
 
     /// `next(parse)`, but first offers the buffered bytes to `whole`, a parser that finds its own
     /// line's end: it returns the length of a line it decoded as a reading into `reading` when
-    /// that line ends in a newline within the bytes it was given (-1 for anything else, having
-    /// decided nothing), and the line is taken as it is, with no separate search for its end.
+    /// that line ends in a newline or CR LF within the bytes it was given (-1 for anything else,
+    /// having decided nothing), and the line is taken as it is, with no separate search for its end.
     /// Anything `whole` declines goes the usual way.
     @inline(__always)
     func next(whole: (_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Int,

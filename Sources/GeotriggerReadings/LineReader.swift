@@ -140,14 +140,17 @@ final class LineReader {
         atInputStart ? nil : UnsafeRawBufferPointer(start: buffer + start, count: end - start)
     }
 
-    /// Returns the next line, which the caller has found in `buffered`: `length` bytes, then the
-    /// newline (no CR before it), and at most `maxLineLength` bytes.
+    /// Returns the next line, which the caller has found in `buffered`: `length` bytes (at most
+    /// `maxLineLength`), then its end, a newline or CR LF (the CR is not part of the line, as with
+    /// `next`).
     @inline(__always)
     func takeLine(length: Int) -> UnsafeRawBufferPointer {
-        precondition(length >= 0 && length <= maxLineLength && start + length < end && buffer[start + length] == 0x0A,
-                     "takeLine needs a whole line of the buffer")
+        let e = start + length
+        let terminator = e < end && buffer[e] == 0x0A ? 1
+            : e + 1 < end && buffer[e] == 0x0D && buffer[e + 1] == 0x0A ? 2 : 0
+        precondition(length >= 0 && length <= maxLineLength && terminator > 0, "takeLine needs a whole line of the buffer")
         let s = start
-        start += length + 1
+        start = e + terminator
         scanned = start
         lineNumber += 1
         return UnsafeRawBufferPointer(start: buffer + s, count: length)

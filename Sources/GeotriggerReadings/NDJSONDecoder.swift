@@ -40,16 +40,23 @@ public final class NDJSONDecoder: ReadingDecoder {
     }
 
     public func next() -> DecodeStep {
-        // The usual line is taken straight from the buffer, its end found by the plain-line
-        // parser itself; any other goes through the line reader's newline search and `parse`.
-        framing.next(whole: { p, available in plainFixLine(p, available) }) { p, n in
+        @inline(__always) func outcome(_ p: UnsafePointer<UInt8>, _ n: Int) -> LineFraming.Outcome {
             switch parse(p, n) {
             case 0: .reading
             case 1: .blank
             case let code: .rejected(rejectReason(code))
             }
         }
+        // While records are plain fixes, the next line is taken straight from the buffer, its end
+        // found by the plain-line parser itself; any other line, or any line after a record that
+        // was not one, goes through the line reader's newline search and `parse` (which tries
+        // the plain grammar first too, so a stream of other records is not parsed twice).
+        if lastWasPlain { return framing.next(whole: { p, available in plainFixLine(p, available) }, outcome) }
+        return framing.next(outcome)
     }
+
+    /// Whether the last line `plainFix` or `plainFixLine` saw was a plain fix.
+    private var lastWasPlain = true
 
     /// The reason of the last `parse` that returned 2.
     private var validationReason: RejectReason = .malformed
@@ -93,19 +100,23 @@ public final class NDJSONDecoder: ReadingDecoder {
     @inline(__always)
     private func plainFix(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
         var fix = PlainFix()
-        guard plainFixBrace(p, n, &fix) == n - 1 else { return false }
+        lastWasPlain = plainFixBrace(p, n, &fix) == n - 1
+        guard lastWasPlain else { return false }
         accept(fix, p)
         return true
     }
 
     /// `plainFix` on bytes that run on past the line (the reader's buffer): the length of the
-    /// line if it is a plain fix whose brace is followed by a newline within `available` bytes,
-    /// else -1 with nothing decided (a CRLF line, one cut short by the buffer's end, any other).
+    /// line if it is a plain fix whose brace is followed by a newline or CR LF within `available`
+    /// bytes, else -1 with nothing decided (a line cut short by the buffer's end, any other).
     @inline(__always)
     private func plainFixLine(_ p: UnsafePointer<UInt8>, _ available: Int) -> Int {
         var fix = PlainFix()
         let brace = plainFixBrace(p, available, &fix)
-        guard brace >= 0, brace + 1 < available, p[brace + 1] == UInt8(ascii: "\n") else { return -1 }
+        guard brace >= 0, brace + 1 < available else { return -1 }
+        let ends = p[brace + 1] == UInt8(ascii: "\n")
+            || brace + 2 < available && p[brace + 1] == UInt8(ascii: "\r") && p[brace + 2] == UInt8(ascii: "\n")
+        guard ends else { return -1 }
         accept(fix, p)
         return brace + 1
     }

@@ -436,13 +436,20 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
             lines.append(#"{"t":"# + String(1_700_000_001 + i) + #","device":"d"# + String(rng.below(1 << 20))
                          + #"","lat":"# + latText + #","lon":"# + lonText + accuracy + "}")
             switch i % 40 {
-            case 3: lines.append(#"{"t":1700000500,"device":"crlf","lat":1.5,"lon":2.5}"# + "\r")
+            case 3:
+                // A run of CRLF lines (the whole-line path takes them too), one with two CRs.
+                for k in 0..<3 { lines.append(#"{"t":1700000500,"device":"crlf"# + String(k) + #"","lat":1.5,"lon":2.5}"# + "\r") }
+                lines.append(#"{"t":1700000500,"device":"crcr","lat":1.5,"lon":2.5}"# + "\r\r")
             case 7: lines.append("")
             case 11: lines.append(#"{"t":1700000500,"device":"gap","lat":1.5,"lon":2.5}x"#)
             case 13: lines.append(#"{"t": 1700000500, "device":"spaced","lat":1.5,"lon":2.5}"#)
             case 17: lines.append(#"{"t":1700000500,"device":"esc\u0041","lat":1.5,"lon":2.5}"#)
             case 19: lines.append(#"{"t":1700000500,"device":"neg","lat":1.5,"lon":2.5,"accuracy":-1}"#)
-            case 23: lines.append(#"{"t":1700000500,"device":"p","uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-70}"#)
+            case 23:
+                // A run of sightings: the plain path steps aside, then returns with the fixes.
+                for k in 0..<3 {
+                    lines.append(#"{"t":1700000500,"device":"p"# + String(k) + #"","uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":2,"rssi":-70}"#)
+                }
             case 29: lines.append(#"{"t":1700000500,"device":""# + String(repeating: "L", count: 300) + #"","lat":1.5,"lon":2.5}"#)
             case 31: lines.append(#"{"t":1700000500,"device":"far","lat":91,"lon":2.5}"#)
             case 37: lines.append(#"{"t":1700000500,"device":"brace","lat":1.5,"lon":2.5}}"#)
