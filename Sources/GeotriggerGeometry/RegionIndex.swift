@@ -78,8 +78,6 @@ public final class RegionIndex {
     /// Per region, its position in the array given to `init`, when `regions` is in another order
     /// (`RegionOrder.spatial`, `.reordered`); nil when it is in the given order. 4 bytes a region.
     public let givenPositions: [Int32]?
-    /// Per region: its position in `slow` (≥ 0), or −1 for a polygon, −2 for no geometry.
-    @usableFromInline let slots: [Int32]
     /// What a circle's slow paths need once the `hot` table has left a point open, and what an
     /// event's distance needs, in one 64-byte line: the center and radii, and tier 2's constants,
     /// made at first use (stretch 0 = not made yet, NaN = tier 2 does not apply to this circle).
@@ -246,13 +244,14 @@ public final class RegionIndex {
                 givenPositions = given
             }
         }
+        // Each region's slow line (≥ 0), or −1 for a polygon, −2 for no geometry, and its given
+        // position, kept in its hot line only.
         for k in slots.indices {
             hot[k].slot = slots[k]
             hot[k].given = givenPositions?[k] ?? Int32(k)
         }
         self.regions = regions
         self.givenPositions = givenPositions
-        self.slots = slots
         self.slow = slow
         self.hot = hot
         self.polygons = preparedPolygons
@@ -271,13 +270,13 @@ public final class RegionIndex {
     }
 
     deinit {
-        hot.deinitialize(count: slots.count)
+        hot.deinitialize(count: count)
         UnsafeMutableRawPointer(hot).deallocate()
         UnsafeMutableRawPointer(slow).deallocate()
         if let queryPoint { GEOSGeom_destroy_r(context.handle, queryPoint) }
     }
 
-    public var count: Int { regions.count }
+    @inlinable public var count: Int { regions.count }
 
     /// Regions whose envelope contains `p`, ascending and without duplicates (the packed tree may
     /// add a few whose envelope misses `p` by less than a Float's rounding; they test as outside).
@@ -343,7 +342,7 @@ public final class RegionIndex {
 
     /// The shape of region `r` (assembled on demand; the index keeps circles and polygons apart).
     public func shape(_ r: Int) -> Shape {
-        let slot = slots[r]
+        let slot = hot[r].slot
         if slot >= 0, let circle = circle(r) { return .circle(circle) }
         if slot == -1, let g = polygons[Int32(r)] { return .polygon(g) }
         return .none
@@ -351,12 +350,12 @@ public final class RegionIndex {
 
     /// Every region's shape, in region order. Builds a new array on each call: use `shape(_:)`
     /// for one region.
-    public var shapes: [Shape] { slots.indices.map(shape) }
+    public var shapes: [Shape] { (0..<count).map(shape) }
 
     /// The circle of region `r`, if it is one (made from its center and radii: tier 1's constants
     /// are computed anew, so this is for inspection, not the hot path).
     public func circle(_ r: Int) -> GeodesicCircle? {
-        let slot = slots[r]
+        let slot = hot[r].slot
         guard slot >= 0 else { return nil }
         let core = slow[Int(slot)].core
         return GeodesicCircle(center: core.center, radius: core.radius, exitRadius: core.exitRadius)
@@ -366,7 +365,7 @@ public final class RegionIndex {
     /// polygons, whose boundary distance is not computed).
     @inlinable @inline(__always)
     public func clearance(_ r: Int, _ q: GeoPoint, inside: Bool) -> Double {
-        precondition(r >= 0 && r < slots.count)
+        precondition(r >= 0 && r < count)
         let h = hot[r]
         return h.clearance(chord2: h.chord2(q), inside: inside)
     }
@@ -375,7 +374,7 @@ public final class RegionIndex {
     /// distance ≤ radius for a circle, covered (boundary included) for a polygon.
     @inlinable @inline(__always)
     public func isInside(_ r: Int, _ q: GeoPoint) -> Bool {
-        precondition(r >= 0 && r < slots.count)
+        precondition(r >= 0 && r < count)
         let h = hot[r]
         if let decided = h.isInside(chord2: h.chord2(q)) { return decided }
         let slot = h.slot
@@ -387,7 +386,7 @@ public final class RegionIndex {
     /// boundary: distance > radius + hysteresis for a circle, not covered for a polygon.
     @inlinable @inline(__always)
     public func isBeyondExit(_ r: Int, _ q: GeoPoint) -> Bool {
-        precondition(r >= 0 && r < slots.count)
+        precondition(r >= 0 && r < count)
         let h = hot[r]
         if let decided = h.isBeyondExit(chord2: h.chord2(q)) { return decided }
         let slot = h.slot
@@ -400,14 +399,14 @@ public final class RegionIndex {
 
     /// Exact geodesic distance from a circle's centre, or nil for a polygon.
     public func distanceFromCenter(_ r: Int, _ p: Coordinate) -> Double? {
-        let slot = slots[r]
+        let slot = hot[r].slot
         return slot >= 0 ? slow[Int(slot)].core.distance(to: p) : nil
     }
 
     /// The distance events report: geodesic distance from a circle's centre rounded to the
     /// centimetre (exactly as the exact distance rounds), or NaN for a polygon.
     public func reportedDistance(_ r: Int, _ p: Coordinate) -> Double {
-        precondition(r >= 0 && r < slots.count)
+        precondition(r >= 0 && r < count)
         // From the hot line, which the decision before an event has just read.
         let slot = Int(hot[r].slot)
         guard slot >= 0 else { return .nan }
@@ -453,7 +452,7 @@ public final class RegionIndex {
     /// Prefetches the hot entry of region `r` (a hint: any `r` is safe).
     @inlinable @inline(__always)
     public func prefetch(_ r: Int32) {
-        if r >= 0 && Int(r) < slots.count { geotrigger_prefetch(hot + Int(r)) }
+        if r >= 0 && Int(r) < count { geotrigger_prefetch(hot + Int(r)) }
     }
 
     /// Prefetches what reporting an event of region `r` reads: the region (its id, for the
@@ -461,9 +460,9 @@ public final class RegionIndex {
     /// event is known, so the two misses overlap each other and the work before the report.
     @inlinable @inline(__always)
     public func prefetchForEvent(_ r: Int32) {
-        guard r >= 0 && Int(r) < slots.count else { return }
+        guard r >= 0 && Int(r) < count else { return }
         regions.withUnsafeBufferPointer { geotrigger_prefetch($0.baseAddress! + Int(r)) }
-        // The hot line is in cache (the test that found the event read it); `slots` may not be.
+        // The hot line is in cache: the test that found the event read it.
         let slot = hot[Int(r)].slot
         if slot >= 0 { geotrigger_prefetch(slow + Int(slot)) }
     }
@@ -472,7 +471,7 @@ public final class RegionIndex {
     /// the index kept that order), read from its hot line: after a test, no miss.
     @inlinable @inline(__always)
     public func givenPosition(_ r: Int32) -> Int32 {
-        precondition(r >= 0 && Int(r) < slots.count)
+        precondition(r >= 0 && Int(r) < count)
         return hot[Int(r)].given
     }
 
