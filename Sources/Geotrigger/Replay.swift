@@ -340,15 +340,14 @@ protocol ReplaySource: AnyObject {
     var bytesRead: Int { get }
 }
 
-extension NDJSONDecoder: ReplaySource {
+/// A single decoder is its own source.
+extension ReplaySource where Self: ReadingDecoder {
     @inline(__always) func nextStep() -> DecodeStep { next() }
     var rejectSource: any ReadingDecoder { self }
 }
 
-extension CSVDecoder: ReplaySource {
-    @inline(__always) func nextStep() -> DecodeStep { next() }
-    var rejectSource: any ReadingDecoder { self }
-}
+extension NDJSONDecoder: ReplaySource {}
+extension CSVDecoder: ReplaySource {}
 
 extension MergedReadings: ReplaySource {
     @inline(__always) func nextStep() -> DecodeStep { next().step }
