@@ -31,6 +31,9 @@ public struct TimerQueue<Payload> {
 
     @usableFromInline var heap = Heap<Entry>()
     @usableFromInline var sequence: UInt64 = 0
+    /// The heap's earliest due time, +∞ when it is empty: kept beside the heap so the checks made
+    /// for every reading ("is anything due?") read one Double rather than the heap's first entry.
+    @usableFromInline var earliest: Double = .infinity
 
     @inlinable public init() {}
 
@@ -39,24 +42,28 @@ public struct TimerQueue<Payload> {
     public mutating func schedule(at due: Double, rank: UInt64 = 0, _ payload: Payload) {
         sequence += 1
         heap.insert(Entry(due: due, rank: rank, sequence: sequence, payload: payload))
+        earliest = heap.min!.due
     }
 
     /// Due time of the earliest timer (cancelled ones included).
-    @inlinable public var nextDue: Double? { heap.min?.due }
+    @inlinable public var nextDue: Double? { heap.isEmpty ? nil : earliest }
+
+    /// Due time of the earliest timer, +∞ if there is none.
+    @inlinable public var earliestDue: Double { earliest }
 
     @inlinable public var isEmpty: Bool { heap.isEmpty }
 
     /// Removes and returns the earliest timer if it is due strictly before `t`.
     @inlinable
     public mutating func popDue(before t: Double) -> (due: Double, payload: Payload)? {
-        guard let top = heap.min, top.due < t else { return nil }
+        guard earliest < t, !heap.isEmpty else { return nil }
         return popNext()
     }
 
     /// Removes and returns the earliest timer if it is due at or before `t`.
     @inlinable
     public mutating func popDue(through t: Double) -> (due: Double, payload: Payload)? {
-        guard let top = heap.min, top.due <= t else { return nil }
+        guard earliest <= t, !heap.isEmpty else { return nil }
         return popNext()
     }
 
@@ -64,6 +71,7 @@ public struct TimerQueue<Payload> {
     @inlinable
     public mutating func popNext() -> (due: Double, payload: Payload)? {
         guard let e = heap.popMin() else { return nil }
+        earliest = heap.min?.due ?? .infinity
         return (e.due, e.payload)
     }
 }

@@ -108,7 +108,7 @@ public final class Monitor {
     }
 
     /// A dwell timer: the visit (by its serial) of a device in a region.
-    struct Timer {
+    @usableFromInline struct Timer {
         var device: Int32
         var region: Int32
         var serial: UInt32
@@ -126,7 +126,7 @@ public final class Monitor {
     @exclusivity(unchecked) private var states: UnsafeMutablePointer<DeviceState>
     @exclusivity(unchecked) private var stateCount = 0
     @exclusivity(unchecked) private var stateCapacity = 0
-    @exclusivity(unchecked) private var timers = TimerQueue<Timer>()
+    @exclusivity(unchecked) @usableFromInline var timers = TimerQueue<Timer>()
     @exclusivity(unchecked) private var visitSerial: UInt32 = 0
     /// Reused between fixes so building a device's new visit list does not allocate.
     @exclusivity(unchecked) private var scratch = PodList<Visit>()
@@ -560,6 +560,10 @@ public final class Monitor {
 
     /// Due time of the earliest pending timer, if any (cancelled timers may be included).
     public var nextTimerDue: Double? { timers.nextDue }
+
+    /// Due time of the earliest pending timer, +∞ if none: one load, inlined into the engine's
+    /// check for every reading.
+    @inlinable public var earliestTimerDue: Double { timers.earliestDue }
 
     /// Fires every timer due strictly before `t`, in time order.
     public func fireTimers(before t: Double) {

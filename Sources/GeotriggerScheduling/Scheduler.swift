@@ -71,7 +71,7 @@ public final class Scheduler {
     }
 
     /// A time trigger's next firing: the pending instance of a request on a device.
-    struct Timer {
+    @usableFromInline struct Timer {
         var device: Int32
         var instance: UInt32
     }
@@ -85,7 +85,7 @@ public final class Scheduler {
     /// are fixed at init). Without, `deviceSeen` has nothing to do and keeps no per-device state.
     @exclusivity(unchecked) private var addsAtFirstSight = false
     @exclusivity(unchecked) private var centers: [Center] = []
-    @exclusivity(unchecked) private var timers = TimerQueue<Timer>()
+    @exclusivity(unchecked) @usableFromInline var timers = TimerQueue<Timer>()
     private var instanceCounter: UInt32 = 0
 
     /// - Parameters:
@@ -238,6 +238,10 @@ public final class Scheduler {
 
     /// Due time of the earliest timer (cancelled ones may be included).
     public var nextTimerDue: Double? { timers.nextDue }
+
+    /// Due time of the earliest pending timer, +∞ if none: one load, inlined into the engine's
+    /// check for every reading.
+    @inlinable public var earliestTimerDue: Double { timers.earliestDue }
 
     /// Fires every timer due strictly before `t`, in time order.
     public func fireTimers(before t: Double) {

@@ -90,7 +90,7 @@ public final class BeaconMonitor {
     }
 
     /// A silence check of a zone, or its visit's dwell time (the visit named by its start).
-    struct SilenceTimer {
+    @usableFromInline struct SilenceTimer {
         var device: Int32
         var zone: Int32
         var dwellFor: Double = .nan
@@ -115,7 +115,7 @@ public final class BeaconMonitor {
     private var zones: [Zone] = []
     private var zoneSlots: [UInt64: Int32] = [:]
     private var zoneKeys: [(device: Int32, region: Int32)] = []
-    @exclusivity(unchecked) private var timers = TimerQueue<SilenceTimer>()
+    @exclusivity(unchecked) @usableFromInline var timers = TimerQueue<SilenceTimer>()
     /// Ranks devices for timers due at the same time (`DeviceTable.rank`); the engine shares its
     /// table. Without one a device ranks by its id.
     public var devices: DeviceTable?
@@ -226,6 +226,10 @@ public final class BeaconMonitor {
     // MARK: Clock
 
     public var nextTimerDue: Double? { timers.nextDue }
+
+    /// Due time of the earliest pending timer, +∞ if none: one load, inlined into the engine's
+    /// check for every reading.
+    @inlinable public var earliestTimerDue: Double { timers.earliestDue }
 
     public func fireTimers(before t: Double) {
         while let (due, timer) = timers.popDue(before: t) { fire(timer, due: due) }
