@@ -50,7 +50,7 @@ public enum NumberParser {
 
     /// 10^k for k in 0...8, as an integer.
     @inlinable @inline(__always)
-    static func pow10Int(_ k: Int) -> UInt64 {
+    public static func pow10Int(_ k: Int) -> UInt64 {
         switch k {
         case 0: return 1
         case 1: return 10
@@ -75,7 +75,7 @@ public enum NumberParser {
     /// are (0–8) and their value. Branch-free SWAR: a byte is a digit when, XORed with 0x30, it
     /// is at most 9; the digits are then combined in pairs, fours and eights.
     @inlinable @inline(__always)
-    static func eightDigits(_ word: UInt64) -> (count: Int, value: UInt64) {
+    public static func eightDigits(_ word: UInt64) -> (count: Int, value: UInt64) {
         let x = word ^ 0x3030_3030_3030_3030
         // High bit of a byte set when it is not a digit. A carry out of a non-digit byte only
         // reaches bytes after it, which are not counted.

@@ -134,43 +134,44 @@ public final class NDJSONDecoder: ReadingDecoder {
     }
 
     /// The plain-line grammar of `plainFix` over `p[0..<n]`: the index of the closing brace, every
-    /// value valid and every number ending before `n`, or -1. Bytes at or past `n` decide nothing
-    /// (a number may be loaded 8 bytes at a time into the slack, but must end before `n`).
+    /// value valid and every number ending before `n`, or -1. Bytes at or past `n` decide nothing:
+    /// the line's slack (`LineReader.slack`, 16 readable bytes past `n`) lets keys be compared and
+    /// digits and device bytes read 8 at a time, but every key and number must end before `n`.
+    ///
+    /// Keys are compared as whole words (`PlainLine`), the device's bytes are scanned a word at a
+    /// time for the first quote, backslash or byte outside printable ASCII, and numbers take
+    /// `PlainLine.number`, which declines anything but the usual decimals. Whatever it declines,
+    /// the general path decides.
     @inline(__always)
     private func plainFixBrace(_ p: UnsafePointer<UInt8>, _ n: Int, _ fix: inout PlainFix) -> Int {
-        @inline(__always) func literal(_ at: Int, _ s: StaticString) -> Bool {
-            let count = s.utf8CodeUnitCount
-            guard at + count <= n else { return false }
-            let w = s.utf8Start
-            for k in 0..<count where p[at + k] != w[k] { return false }
-            return true
-        }
-        // A number may be read with the line's slack (`LineReader.slack`), so that the last one
-        // can take the 8-bytes-at-a-time path too: one that ran past the line fails the check
-        // for the closing brace at its end, and the general path decides the line.
-        @inline(__always) func number(_ at: Int, _ v: inout Double) -> Int {
-            let end = NumberParser.parse(p, at, n + LineReader.slack, &v)
-            return end > at && end < n && v.isFinite ? end : -1
-        }
-        guard literal(0, "{\"t\":") else { return -1 }
-        var i = number(5, &fix.t)
-        guard i > 0, literal(i, ",\"device\":\"") else { return -1 }
+        typealias L = PlainLine
+        @inline(__always) func word(_ at: Int) -> UInt64 { L.word(p, at) }
+        guard word(0) & L.mask5 == L.braceT else { return -1 }
+        var i = L.number(p, 5, n, &fix.t)
+        guard i > 0, i + 11 <= n, word(i) == L.commaDevice, word(i + 8) & L.mask3 == L.quoteColonQuote else { return -1 }
         let deviceStart = i + 11
         i = deviceStart
-        while i < n {
-            let c = p[i]
-            if c == UInt8(ascii: "\"") || c < 0x20 || c > 0x7E || c == UInt8(ascii: "\\") { break }
-            i += 1
+        while true {
+            // i < n here, so the word is readable.
+            let stop = L.specialBytes(word(i))
+            if stop != 0 {
+                i += stop.trailingZeroBitCount >> 3
+                break
+            }
+            i += 8
+            guard i < n else { return -1 }
         }
         fix.deviceStart = deviceStart
         fix.deviceCount = i - deviceStart
-        guard fix.deviceCount > 0, literal(i, "\",\"lat\":") else { return -1 }
-        i = number(i + 8, &fix.latitude)
-        guard i > 0, fix.latitude >= -90 && fix.latitude <= 90, literal(i, ",\"lon\":") else { return -1 }
-        i = number(i + 7, &fix.longitude)
+        guard fix.deviceCount > 0, i + 8 <= n, word(i) == L.quoteLat else { return -1 }
+        i = L.number(p, i + 8, n, &fix.latitude)
+        guard i > 0, fix.latitude >= -90 && fix.latitude <= 90, i + 7 <= n, word(i) & L.mask7 == L.commaLon else {
+            return -1
+        }
+        i = L.number(p, i + 7, n, &fix.longitude)
         guard i > 0, fix.longitude >= -180 && fix.longitude <= 180 else { return -1 }
-        if literal(i, ",\"accuracy\":") {
-            i = number(i + 12, &fix.accuracy)
+        if i + 12 <= n && word(i) == L.commaAccura && word(i + 8) & L.mask4 == L.cyColon {
+            i = L.number(p, i + 12, n, &fix.accuracy)
             guard i > 0, fix.accuracy >= 0 else { return -1 }
         }
         guard i < n, p[i] == UInt8(ascii: "}") else { return -1 }
@@ -307,5 +308,80 @@ public final class NDJSONDecoder: ReadingDecoder {
             return 2
         }
         return 0
+    }
+}
+
+/// The pieces of `NDJSONDecoder`'s plain-line path: its keys as little-endian words (a test holds
+/// them equal to their spellings) and its number and device-name scanners.
+enum PlainLine {
+    static let braceT: UInt64 = 0x3A22_7422_7B  // {"t":
+    static let commaDevice: UInt64 = 0x6563_6976_6564_222C  // ,"device
+    static let quoteColonQuote: UInt64 = 0x22_3A22  // ":"
+    static let quoteLat: UInt64 = 0x3A22_7461_6C22_2C22  // ","lat":
+    static let commaLon: UInt64 = 0x3A_226E_6F6C_222C  // ,"lon":
+    static let commaAccura: UInt64 = 0x6172_7563_6361_222C  // ,"accura
+    static let cyColon: UInt64 = 0x3A22_7963  // cy":
+    static let mask3: UInt64 = 0xFF_FFFF
+    static let mask4: UInt64 = 0xFFFF_FFFF
+    static let mask5: UInt64 = 0xFF_FFFF_FFFF
+    static let mask7: UInt64 = 0xFF_FFFF_FFFF_FFFF
+
+    /// The 8 bytes at `p + at`, first byte lowest.
+    @inline(__always)
+    static func word(_ p: UnsafePointer<UInt8>, _ at: Int) -> UInt64 {
+        UInt64(littleEndian: UnsafeRawPointer(p + at).loadUnaligned(as: UInt64.self))
+    }
+
+    /// The high bit of the first byte of `w` (lowest) that cannot be in a plain device name — a
+    /// quote, a backslash, a control byte or one outside ASCII's printable range — is the lowest
+    /// set bit of the result (0: none). Bits above it may be set spuriously (borrows), never
+    /// below: each test below is exact up to its own first hit.
+    @inline(__always)
+    static func specialBytes(_ w: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+        let quote = zeroByte(w ^ (ones &* 0x22))
+        let backslash = zeroByte(w ^ (ones &* 0x5C))
+        let control = (w &- ones &* 0x20) & ~w & highs
+        let high = (w | zeroByte(w ^ (ones &* 0x7F))) & highs
+        return quote | backslash | control | high
+    }
+
+    /// A number at `p[i]` written the usual way: `-?D+(.F+)?` with no leading zero, at most 15
+    /// digits in all and at most 7 after the point, followed by neither a digit nor an exponent,
+    /// and ending before `n`. Its digits are then an exact integer m below 10¹⁵ and its value
+    /// m / 10ᵏ one correctly rounded division (Clinger), the same bits `NumberParser.parse`
+    /// gives. Returns the index after it, or -1 for anything else (which the general path
+    /// decides). Words are read only from indices below `n`, so at most 8 bytes past it.
+    @inline(__always)
+    static func number(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
+        guard i + 1 < n else { return -1 }
+        let negative = p[i] == UInt8(ascii: "-")
+        let j = negative ? i + 1 : i
+        var (k, m) = NumberParser.eightDigits(word(p, j))
+        guard k > 0, k == 1 || p[j] != UInt8(ascii: "0") else { return -1 }
+        var end = j + k
+        guard end < n else { return -1 }
+        if k == 8 {
+            let (k2, v2) = NumberParser.eightDigits(word(p, end))
+            guard k2 < 8 else { return -1 }
+            m = m &* NumberParser.pow10Int(k2) &+ v2
+            k += k2
+            end += k2
+            guard end < n else { return -1 }
+        }
+        var scale = 0
+        if p[end] == UInt8(ascii: ".") {
+            let (k3, v3) = NumberParser.eightDigits(word(p, end + 1))
+            guard k3 > 0, k3 < 8, k + k3 <= 15 else { return -1 }
+            m = m &* NumberParser.pow10Int(k3) &+ v3
+            scale = k3
+            end += 1 + k3
+            guard end < n else { return -1 }
+        }
+        guard p[end] | 0x20 != UInt8(ascii: "e") else { return -1 }
+        let magnitude = scale == 0 ? Double(m) : Double(m) / NumberParser.pow10(scale)
+        value = negative ? -magnitude : magnitude
+        return end
     }
 }

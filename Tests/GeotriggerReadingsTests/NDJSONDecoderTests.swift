@@ -490,3 +490,88 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
         #expect(expected.contains { if case .rejected(.lineTooLong) = $0.step { true } else { false } })
     }
 }
+
+/// The pieces of the plain-line path: a wrong key word or a scanner that declines the usual
+/// line would silently send every line the general way; one that accepts too much would decide
+/// differently from it.
+@Suite struct PlainLineTests {
+    static func word(_ s: String) -> UInt64 {
+        var w: UInt64 = 0
+        for (k, b) in s.utf8.prefix(8).enumerated() { w |= UInt64(b) << (8 * UInt64(k)) }
+        return w
+    }
+
+    @Test func keyWordsAreTheKeysBytes() {
+        #expect(PlainLine.braceT == Self.word(#"{"t":"#))
+        #expect(PlainLine.commaDevice == Self.word(#","device"#))
+        #expect(PlainLine.quoteColonQuote == Self.word(#"":""#))
+        #expect(PlainLine.quoteLat == Self.word(#"","lat":"#))
+        #expect(PlainLine.commaLon == Self.word(#","lon":"#))
+        #expect(PlainLine.commaAccura == Self.word(#","accura"#))
+        #expect(PlainLine.cyColon == Self.word(#"cy":"#))
+    }
+
+    /// `number` on `text` followed by `tail`: its end and value, or nil where it declines.
+    static func number(_ text: String, tail: String = "}\n") -> (end: Int, value: Double)? {
+        var bytes = Array((text + tail).utf8)
+        let n = bytes.count
+        bytes += [UInt8](repeating: 0x39, count: 16)  // slack full of digits: none may be taken
+        return bytes.withUnsafeBufferPointer { b in
+            var v = 0.0
+            let end = PlainLine.number(b.baseAddress!, 0, n, &v)
+            return end < 0 ? nil : (end, v)
+        }
+    }
+
+    /// Whatever `number` accepts, `NumberParser.parse` reads to the same end and the same bits.
+    @Test func acceptsTheUsualNumbersAndAgreesWithTheGeneralParser() {
+        var rng = SplitMix64(seed: 11)
+        var accepted = 0
+        let fixed = ["0", "-0", "7", "48.282320", "-16.618337", "1700000000", "1700000000.125", "0.5", "-0.0000001",
+                     "123456789012345", "1234567890123456", "12345678.1234567", "01", "-", "1.", ".5", "1e3", "1.5E-2",
+                     "-01.5", "00", "1.12345678", "99999999", "100000000", "9007199254740993"]
+        var texts = fixed
+        for _ in 0..<20_000 {
+            let whole = String(rng.below(10) == 0 ? rng.below(100_000_000_000) : rng.below(1000))
+            let digits = Int(rng.below(10))
+            var fraction = ""
+            for _ in 0..<digits { fraction += String(rng.below(10)) }
+            let sign = rng.below(3) == 0 ? "-" : ""
+            texts.append(sign + whole + (digits > 0 ? "." + fraction : ""))
+        }
+        for text in texts {
+            var general = 0.0
+            let bytes = Array((text + "}\n").utf8) + [UInt8](repeating: 0, count: 16)
+            let generalEnd = bytes.withUnsafeBufferPointer { NumberParser.parse($0.baseAddress!, 0, text.utf8.count + 2, &general) }
+            guard let fast = Self.number(text) else { continue }
+            accepted += 1
+            #expect(fast.end == generalEnd && fast.value.bitPattern == general.bitPattern, "\(text)")
+        }
+        // The forms every scenario and fleet feed writes are taken.
+        for text in ["48.282320", "-16.618337", "1700000000", "9", "0", "12.5"] { #expect(Self.number(text) != nil, "\(text)") }
+        for text in ["01", "-", "1.", "1e3", "1.12345678", "1234567890123456", "123456789.1234567"] {
+            #expect(Self.number(text) == nil, "\(text)")
+        }
+        #expect(accepted > 15_000)
+        // A number must end before the line does: digits in the slack are not taken.
+        #expect(Self.number("48.5", tail: "") == nil)
+    }
+
+    /// The word scanner finds the first byte a plain device name cannot hold, as a byte loop does.
+    @Test func specialBytesFindsTheFirstByteANameCannotHold() {
+        var rng = SplitMix64(seed: 12)
+        let interesting: [UInt8] = [0x22, 0x5C, 0x1F, 0x20, 0x7E, 0x7F, 0x80, 0xFF, 0x00, 0x21, 0x5B, 0x5D, 0x41]
+        for _ in 0..<100_000 {
+            var bytes = [UInt8]()
+            for _ in 0..<8 {
+                bytes.append(rng.below(2) == 0 ? interesting[rng.below(interesting.count)] : UInt8(0x20 + rng.below(0x5F)))
+            }
+            let w = bytes.enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
+            let expected = bytes.firstIndex { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 || $0 > 0x7E }
+            let stop = PlainLine.specialBytes(w)
+            let found = stop == 0 ? nil : stop.trailingZeroBitCount >> 3
+            #expect(found == expected, "\(bytes)")
+            if found != expected { break }
+        }
+    }
+}
