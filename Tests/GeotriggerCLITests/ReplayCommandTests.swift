@@ -39,6 +39,37 @@ struct ReplayCommandTests {
         #expect(r.stderr.contains("2 enter, 1 exit, 0 dwell"))
     }
 
+    @Test("ids that need JSON escaping come out escaped, each device and region under its own name")
+    func escapedIDs() throws {
+        let dir = try CLI.temporaryDirectory()
+        // Region ids and device names with quotes, backslashes, control characters and non-ASCII.
+        let regions = try write(#"""
+            {"type":"FeatureCollection","features":[
+              {"type":"Feature","id":"a\"b","geometry":{"type":"Point","coordinates":[16.37,48.2]},"properties":{"radius":100}},
+              {"type":"Feature","id":"c\\d\te","geometry":{"type":"Point","coordinates":[16.3701,48.2]},"properties":{"radius":100}},
+              {"type":"Feature","id":"plain","geometry":{"type":"Point","coordinates":[16.5,48.5]},"properties":{"radius":100}}
+            ]}
+            """#, "regions.geojson", in: dir)
+        let input = #"""
+            {"t":0,"device":"x\"y","lat":48.2,"lon":16.37}
+            {"t":1,"device":"p\u0001q","lat":48.2,"lon":16.37}
+            {"t":2,"device":"Zürich","lat":48.5,"lon":16.5}
+            {"t":3,"device":"x\"y","lat":10,"lon":10}
+
+            """#
+        let r = try CLI.run(["replay", "--regions", regions, "--hysteresis", "0"], stdin: Data(input.utf8))
+        #expect(r.status == 0, "\(r.stderr)")
+        var seen: [String] = []
+        for line in r.lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            seen.append("\(object["event"]!) \(object["device"]!) \(object["region"]!)")
+        }
+        #expect(seen == [
+            "enter x\"y a\"b", "enter x\"y c\\d\te", "enter p\u{1}q a\"b", "enter p\u{1}q c\\d\te",
+            "enter Zürich plain", "exit x\"y a\"b", "exit x\"y c\\d\te",
+        ])
+    }
+
     @Test("bad records are reported as FILE:LINE: reason, counted, written to --rejects, and skipped")
     func rejects() throws {
         let dir = try CLI.temporaryDirectory()
