@@ -20,6 +20,11 @@ public final class CSVDecoder: ReadingDecoder {
 
     /// The header's column names, once read.
     public private(set) var header: [String] = []
+    /// The header is `t,device,lat,lon` or `t,device,lat,lon,accuracy`: rows are first offered to
+    /// `plainRow`. Tests turn it off to compare with the general path.
+    var plainColumns = false
+    var plainHasAccuracy = false
+    var plainRowsAllowed = true
     public var lineNumber: Int { framing.lineNumber }
     /// Lines that were empty or held only spaces and tabs (skipped, not rejected).
     public var blankLines: Int { framing.blankLines }
@@ -40,6 +45,7 @@ public final class CSVDecoder: ReadingDecoder {
 
     public func next() -> DecodeStep {
         framing.next { p, n in
+            if plainColumns && plainRow(p, n) { return .reading }
             if isBlank(p, n) { return .blank }
             guard let columns else {
                 readHeader(p, n)
@@ -127,6 +133,56 @@ public final class CSVDecoder: ReadingDecoder {
         }
         header = names
         columns = fields
+        plainColumns = plainRowsAllowed
+            && (fields == [.t, .device, .lat, .lon] || fields == [.t, .device, .lat, .lon, .accuracy])
+        plainHasAccuracy = fields.count == 5
+    }
+
+    func plainRowForTesting(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool { plainRow(p, n) }
+
+    /// Decodes a row that is exactly `T,D,LAT,LON` or `T,D,LAT,LON,ACC` under the matching header,
+    /// with numbers written the usual way (`PlainLine.number`), D printable ASCII without quotes,
+    /// backslashes or commas and not starting or ending with a space, and every value one the
+    /// general path would accept (finite time, coordinates in range, accuracy not negative).
+    /// Returns false, having changed nothing, for any other row; the general path then decides
+    /// it, so this path only saves work. The row's slack (at least 16 readable bytes past `n`)
+    /// lets the last number read its terminator at `n`.
+    @inline(__always)
+    private func plainRow(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        let comma = UInt8(ascii: ",")
+        var t = 0.0, latitude = 0.0, longitude = 0.0, accuracy = Double.nan
+        var i = PlainLine.number(p, 0, n, &t)
+        guard i > 0, p[i] == comma else { return false }
+        let deviceStart = i + 1
+        i = deviceStart
+        while true {
+            // i < n here, so the word is readable.
+            let w = PlainLine.word(p, i)
+            let stop = PlainLine.specialBytes(w) | PlainLine.bytesEqual(w, comma)
+            if stop != 0 {
+                i += stop.trailingZeroBitCount >> 3
+                break
+            }
+            i += 8
+            guard i < n else { return false }
+        }
+        let space = UInt8(ascii: " ")
+        guard i < n, p[i] == comma, i > deviceStart, p[deviceStart] != space, p[i - 1] != space else { return false }
+        let deviceEnd = i
+        // The last field's number ends at the row's end, its terminator the byte at n.
+        i = PlainLine.number(p, i + 1, n, &latitude)
+        guard i > 0, p[i] == comma, latitude >= -90 && latitude <= 90 else { return false }
+        i = PlainLine.number(p, i + 1, plainHasAccuracy ? n : n + 1, &longitude)
+        guard i > 0, longitude >= -180 && longitude <= 180 else { return false }
+        if plainHasAccuracy {
+            guard i < n, p[i] == comma else { return false }
+            i = PlainLine.number(p, i + 1, n + 1, &accuracy)
+            guard i > 0, accuracy >= 0 else { return false }
+        }
+        guard i == n else { return false }
+        framing.acceptFix(t: t, device: UnsafeRawBufferPointer(start: p + deviceStart, count: deviceEnd - deviceStart),
+                          latitude: latitude, longitude: longitude, accuracy: accuracy)
+        return true
     }
 
     /// Parses one data row into the framing's reading; returns why it is rejected, if it is.

@@ -332,6 +332,15 @@ enum PlainLine {
         UInt64(littleEndian: UnsafeRawPointer(p + at).loadUnaligned(as: UInt64.self))
     }
 
+    /// The high bit of each byte of `w` equal to `b` is set in the result, exactly up to the first
+    /// such byte (bits above it may be set spuriously, by borrows).
+    @inline(__always)
+    static func bytesEqual(_ w: UInt64, _ b: UInt8) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let x = w ^ (ones &* UInt64(b))
+        return (x &- ones) & ~x & 0x8080_8080_8080_8080
+    }
+
     /// The high bit of the first byte of `w` (lowest) that cannot be in a plain device name — a
     /// quote, a backslash, a control byte or one outside ASCII's printable range — is the lowest
     /// set bit of the result (0: none). Bits above it may be set spuriously (borrows), never

@@ -93,3 +93,69 @@ import Testing
         #expect(seen.first?.latitude == 48.2 && seen.first?.longitude.sign == .minus)
     }
 }
+
+/// Rows under a `t,device,lat,lon[,accuracy]` header are first offered to a plain-row parser;
+/// it must decide every row as the general path does (or leave it to it).
+@Suite struct CSVPlainRowTests {
+    static func rows(accuracy: Bool, seed: UInt64) -> [String] {
+        var random = NDJSONPlainLineTests.Random(generator: SplitMix64(seed: seed))
+        var rows: [String] = []
+        for _ in 0..<6000 {
+            let t = random.next() % 3 == 0
+                ? random.pick(["0", "-0", "-1", "1e9", "1.7E9", "1700000000.123456789", "01", "1.", "2023-11-14T22:13:20Z",
+                               "", " 1700000000", "1700000000 ", "\"1700000000\"", "123456789012345678"])
+                : random.decimal(1_600_000_000, 1_800_000_000)
+            let device = random.next() % 3 == 0
+                ? random.pick(["", " a", "a ", "a b", "\u{e9}", "\"q\"", "x\"y", "back\\slash", "tab\there", "~", "\u{7f}",
+                               "12345678901234567890", "\"a,b\"", "a\u{1}"])
+                : "d\(random.next() % 100_000)"
+            let lat = random.next() % 4 == 0
+                ? random.pick(["90", "-90", "90.0000001", "-90.000001", "1e1", "-0", "91", "", " 48.2", "48.2 ", "\"48.2\""])
+                : random.decimal(-95, 95)
+            let lon = random.next() % 4 == 0
+                ? random.pick(["180", "-180", "180.000001", "-181", "1e2", "-0", "0000", "16.", "", "16.37 ", "1.5e308"])
+                : random.decimal(-185, 185)
+            var row = "\(t),\(device),\(lat),\(lon)"
+            if accuracy {
+                row += "," + (random.next() % 3 == 0 ? random.pick(["0", "-0", "-1", "1e2", "", " 5", "5 ", "12.5", "x"])
+                                                     : String(random.next() % 100))
+            }
+            switch random.next() % 12 {
+            case 0: row += ","
+            case 1: row += "\r"
+            case 2: row = ""
+            default: break
+            }
+            rows.append(row)
+        }
+        return rows
+    }
+
+    @Test(arguments: [false, true])
+    func plainRowsDecodeAsTheGeneralPathDecodesThem(accuracy: Bool) {
+        let header = accuracy ? "t,device,lat,lon,accuracy" : "t,device,lat,lon"
+        let text = ([header] + Self.rows(accuracy: accuracy, seed: accuracy ? 7 : 8)).joined(separator: "\n")
+        let (fastDecoder, fast) = decodeCSV(text)
+        let (_, slow) = decodeCSV(text, plainRows: false)
+        #expect(fastDecoder.plainColumns, "the header turns the plain path on")
+        #expect(fast.count == slow.count)
+        for (a, b) in zip(fast, slow) where a != b || a.text != b.text {
+            Issue.record("got \(a) \(a.text), expected \(b) \(b.text)")
+            break
+        }
+        #expect(fast.filter { $0.step == .reading }.count > 1500, "many rows are valid fixes")
+        #expect(fast.filter { $0.step != .reading }.count > 1500, "many are rejected")
+    }
+
+    /// The usual row is taken by the plain path (a wrong guard there would send every row the
+    /// general way without changing any output).
+    @Test func theUsualRowTakesThePlainPath() throws {
+        let file = TempFile("t,device,lat,lon,accuracy\n1700000000,d0,48.282320,16.618337,9\n", name: "r.csv")
+        let d = CSVDecoder(fd: file.openFD(), ownsDescriptor: true, sourceName: file.path)
+        d.plainColumns = true  // as the header sets it
+        d.plainHasAccuracy = true
+        let row = Array("1700000000,d0,48.282320,16.618337,9".utf8) + [UInt8](repeating: 0x0A, count: 17)
+        #expect(row.withUnsafeBufferPointer { d.plainRowForTesting($0.baseAddress!, 35) })
+        #expect(!row.withUnsafeBufferPointer { d.plainRowForTesting($0.baseAddress!, 34) })  // "…16.618337,"
+    }
+}

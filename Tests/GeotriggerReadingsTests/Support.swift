@@ -80,9 +80,10 @@ func decodeNDJSON(_ text: String, bufferSize: Int = 1 << 20, maxLineLength: Int 
     decodeNDJSON(Array(text.utf8), bufferSize: bufferSize, maxLineLength: maxLineLength)
 }
 
-func decodeCSV(_ text: String) -> (CSVDecoder, [Seen]) {
+func decodeCSV(_ text: String, plainRows: Bool = true) -> (CSVDecoder, [Seen]) {
     let file = TempFile(text, name: "readings.csv")
     let d = CSVDecoder(fd: file.openFD(), ownsDescriptor: true, sourceName: file.path)
+    d.plainRowsAllowed = plainRows
     return (d, drain(d))
 }
 
