@@ -193,7 +193,11 @@ private struct RecordScanner {
             }
             guard let base = t.baseAddress, !t.isEmpty else { return nil }
             var value = 0.0
-            guard NumberParser.parse(base, 0, t.count, &value) == t.count, value.isFinite else { return nil }
+            // In the file, the parser may look past the field to the file's end (its 8-bytes-at-a-
+            // time path needs the room): what follows a field (a comma, a line break, a space, a
+            // quote) cannot continue a number, so it still must end exactly at the field's end.
+            let room = inScratch ? t.count : bytes.baseAddress! + bytes.count - base
+            guard NumberParser.parse(base, 0, room, &value) == t.count, value.isFinite else { return nil }
             return value
         }
     }

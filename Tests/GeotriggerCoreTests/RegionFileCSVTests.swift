@@ -51,6 +51,34 @@ struct RegionFileCSVTests {
         #expect(circle(regions[1])?.radius == 1000)
     }
 
+    /// Numbers are parsed in place in the file, looking past the field where the file goes on;
+    /// each must still be read as exactly its field, whatever follows it (comma, line break,
+    /// spaces, the file's end), and agree with Swift's own parsing.
+    @Test func numbersReadAsTheirFieldsWhereverTheyStand() throws {
+        var rng = SplitMix64(seed: 21)
+        var rows: [String] = []
+        var expected: [(Double, Double, Double)] = []
+        for k in 0..<3000 {
+            let lat = String(format: "%.\(rng.below(9))f", Double(rng.below(180_000_000)) / 1e6 - 90)
+            let lon = String(format: "%.\(rng.below(9))f", Double(rng.below(360_000_000)) / 1e6 - 180)
+            let radius = String(format: "%.\(rng.below(4))f", Double(rng.below(5_000_000)) / 1000 + 1)
+            let pad = k % 7 == 0 ? "  " : ""
+            rows.append("r\(k),\(lat)\(pad),\(pad)\(lon),\(radius)")
+            expected.append((Double(lat)!, Double(lon)!, Double(radius)!))
+        }
+        // The last row ends the file, with no line break after its radius.
+        let regions = try parse("id,lat,lon,radius\n" + rows.joined(separator: "\n"))
+        #expect(regions.count == expected.count)
+        for (region, e) in zip(regions, expected) {
+            guard case .circle(let center, let radius) = region.shape else {
+                Issue.record("\(region.id) is no circle")
+                break
+            }
+            #expect(center.latitude.bitPattern == e.0.bitPattern && center.longitude.bitPattern == e.1.bitPattern
+                    && radius.bitPattern == e.2.bitPattern, "\(region.id)")
+        }
+    }
+
     @Test func acceptsAHeaderWithoutRows() throws {
         #expect(try parse("id,lat,lon,radius\n").isEmpty)
     }
