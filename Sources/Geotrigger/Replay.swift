@@ -129,6 +129,8 @@ public final class Replay {
         let start = monotonicSeconds()
         let config = configuration
         let index = try Self.loadIndex(path: config.regionsPath, hysteresis: config.hysteresis, tree: config.tree)
+        statistics.loadSeconds = monotonicSeconds() - start
+        statistics.regions = index.count
         let requests = try config.requestsPath.map { try Self.loadRequests(path: $0, index: index) } ?? []
 
         // Open every input before reading any, so a missing file stops the run cleanly.

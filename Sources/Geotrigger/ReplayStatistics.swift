@@ -17,6 +17,10 @@ public struct ReplayStatistics: Sendable {
     public var deliveries = [Int](repeating: 0, count: EventWriter.triggerKinds.count)
     public var events = [Int](repeating: 0, count: RegionEvent.Kind.allCases.count)
     public var elapsed: Double = 0
+    /// Of `elapsed`, the time spent reading the regions file and building the index, and how many
+    /// regions it held.
+    public var loadSeconds: Double = 0
+    public var regions = 0
     public var inputs = 0
 
     public init() {}
@@ -66,7 +70,8 @@ public struct ReplayStatistics: Sendable {
                 .map { "\(grouped(deliveries[$0.offset])) \($0.element)" }
             lines.append("deliveries: \(grouped(total)) (" + kinds.joined(separator: ", ") + ")")
         }
-        lines.append("elapsed \(formatSeconds(elapsed)), \(grouped(Int(rate.rounded()))) records/s")
+        lines.append("elapsed \(formatSeconds(elapsed)), \(grouped(Int(rate.rounded()))) records/s "
+                     + "(\(grouped(regions)) regions loaded and indexed in \(formatSeconds(loadSeconds)))")
         return lines.map { "geotrigger: " + $0 }.joined(separator: "\n") + "\n"
     }
 }

@@ -37,6 +37,9 @@ struct ReplayCommandTests {
         ])
         #expect(r.stderr.contains("4 records from 1 input: 4 fixes"))
         #expect(r.stderr.contains("2 enter, 1 exit, 0 dwell"))
+        // The last line splits the time: the whole run, and of it loading and indexing the regions.
+        let last = try #require(r.stderr.split(separator: "\n").last)
+        #expect(last.hasPrefix("geotrigger: elapsed ") && last.contains(" records/s (2 regions loaded and indexed in "))
     }
 
     @Test("ids that need JSON escaping come out escaped, each device and region under its own name")

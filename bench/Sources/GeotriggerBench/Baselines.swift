@@ -87,17 +87,20 @@ extension Bench {
         // The numerator: geotrigger in exact mode, same file, same core.
         let geotriggerEvents = "\(dir)/events-\(name)-geotrigger.ndjson"
         let geotriggerStderr = "\(dir)/replay-\(name)-peer-numerator.stderr"
-        let numerator = try best(\.seconds) {
+        let (numerator, phases) = try best({ $0.0.seconds }) { () -> (ChildRun, ReplayPhases?) in
+            // Not --quiet: the summary gives the region loading time, for the like-for-like ratio.
             let run = spawn(pinToOneCore + [binary, "replay", "--regions", files.regionsPath, readings,
-                                            "-o", geotriggerEvents, "--quiet"] + EngineMode.exactFast.replayFlags,
+                                            "-o", geotriggerEvents] + EngineMode.exactFast.replayFlags,
                             stderr: geotriggerStderr)
             guard run.status == 0 else {
                 throw ValidationFailure("geotrigger replay (exact mode, \(format) prefix) exited with \(run.status); see \(geotriggerStderr)")
             }
-            return run
+            return (run, (try? readText(geotriggerStderr)).flatMap(ReplayPhases.init))
         }
         let geotriggerRate = Double(count) / numerator.seconds
-        log("  replay exactFast on the \(name) peer's \(format) prefix: \(Int(geotriggerRate)) fixes/s on \(count) fixes")
+        let replayRate = phases.map { Double(count) / $0.replaySeconds }
+        log("  replay exactFast on the \(name) peer's \(format) prefix: \(Int(geotriggerRate)) fixes/s on \(count) fixes"
+            + (replayRate.map { ", \(Int($0)) fixes/s without loading the regions" } ?? ""))
 
         // The peer, pinned: taskset, and one thread for polars and any BLAS.
         let events = "\(dir)/events-\(name)-peer.ndjson"
@@ -118,7 +121,8 @@ extension Bench {
         // The peer's own replay figure (readings in → events out); wall time only if it printed none.
         let rate = summary?.fixesPerSecond ?? Double(count) / wall.seconds
         log("  \(name) peer: \(Int(rate)) fixes/s on \(count) fixes; geotrigger ÷ peer "
-            + String(format: "%.1f×", geotriggerRate / rate))
+            + String(format: "%.1f×", geotriggerRate / rate)
+            + (replayRate.map { String(format: ", %.1f× like for like (replay only, both)", $0 / rate) } ?? ""))
 
         // Same events? check_peer.py compares the two files (distances to the cm; ties at 1 cm allowed).
         let checkOut = "\(dir)/\(name)-check.txt"
@@ -131,13 +135,16 @@ extension Bench {
         let what = count < files.readingCount ? "first \(grouped(count)) fixes" : "all \(grouped(count)) fixes"
         let note = "\(what), \(format == "csv" ? "CSV" : "NDJSON"); "
             + (summary == nil ? "peer: wall time incl. start-up" : "peer: its replay, as it reports it")
-            + "; numerator: `geotrigger replay` exact mode on the same \(format), wall time incl. start-up"
+            + "; numerator: `geotrigger replay` exact mode on the same \(format), wall time incl. start-up "
+            + "(and, like for like, its elapsed time less region loading and index build)"
         return (Results.Peer(
             name: name, pipeline: pipeline, readings: readings, fixes: summary?.fixes ?? count, fixesPerSecond: rate,
             seconds: summary?.seconds ?? wall.seconds, loadSeconds: summary?.loadSeconds, wallSeconds: wall.seconds,
             peakResidentBytes: wall.peakResidentBytes, events: summary?.events,
             geotriggerFixesPerSecond: geotriggerRate, geotriggerSeconds: numerator.seconds,
             geotriggerEvents: try FileChunks.lineCount(geotriggerEvents), speedup: geotriggerRate / rate,
+            geotriggerLoadSeconds: phases?.loadSeconds, geotriggerReplayFixesPerSecond: replayRate,
+            likeForLikeSpeedup: replayRate.map { $0 / rate },
             eventsAgree: agrees, note: note), nil)
     }
 

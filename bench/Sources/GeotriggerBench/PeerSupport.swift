@@ -98,3 +98,23 @@ enum ReadingsCSV {
         out.append(UInt8(ascii: "\""))
     }
 }
+
+/// The phases of a `geotrigger replay` run, from its summary's last line:
+/// `elapsed 0.812 s, 1,231,527 records/s (100,000 regions loaded and indexed in 0.162 s)`.
+struct ReplayPhases {
+    var elapsed: Double
+    var loadSeconds: Double
+    /// Readings in → events out: the span the peers report.
+    var replaySeconds: Double { elapsed - loadSeconds }
+
+    init?(_ stderr: String) {
+        guard let line = stderr.split(separator: "\n").last(where: { $0.contains("elapsed ") }) else { return nil }
+        let words = line.split(separator: " ")
+        guard let e = words.firstIndex(of: "elapsed"), e + 1 < words.count, let elapsed = Double(words[e + 1]),
+              let i = words.lastIndex(of: "in"), i + 1 < words.count, let load = Double(words[i + 1]),
+              elapsed > load
+        else { return nil }
+        self.elapsed = elapsed
+        self.loadSeconds = load
+    }
+}

@@ -67,8 +67,14 @@ struct Results: Codable {
         var geotriggerFixesPerSecond: Double
         var geotriggerSeconds: Double
         var geotriggerEvents: Int
-        /// geotriggerFixesPerSecond ÷ fixesPerSecond.
+        /// geotriggerFixesPerSecond ÷ fixesPerSecond: geotrigger's start-up counted, the peer's not.
         var speedup: Double
+        /// The same span the peer reports, readings in → events out: geotrigger's own elapsed time
+        /// less its region loading and index build (both from its summary), and the ratio on that
+        /// like-for-like basis (the one the SPEC target is judged on).
+        var geotriggerLoadSeconds: Double?
+        var geotriggerReplayFixesPerSecond: Double?
+        var likeForLikeSpeedup: Double?
         /// bench/peer/check_peer.py on the two event files: true when they agree; nil when not checked.
         var eventsAgree: Bool?
         var note: String
