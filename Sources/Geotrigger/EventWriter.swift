@@ -8,10 +8,6 @@ public final class EventWriter: EngineOutput {
     let devices: DeviceTable
     /// The index's regions, shared (not copied): events name them by `id`.
     let regions: [Region]
-    /// Each region's id and each device's name as a JSON literal, ready to copy (device names
-    /// are added as devices first appear in events).
-    private let regionLiterals = QuotedIDs()
-    private let deviceLiterals = QuotedIDs()
     /// Serialised `properties` per region, when `--echo-properties` is on.
     let echoedProperties: [String?]?
     @exclusivity(unchecked) public private(set) var counts = [Int](repeating: 0, count: RegionEvent.Kind.allCases.count)
@@ -26,16 +22,6 @@ public final class EventWriter: EngineOutput {
         self.devices = devices
         self.regions = regions
         self.echoedProperties = echoProperties ? regions.map { $0.properties.map { $0.serialized() } } : nil
-        for region in regions { regionLiterals.add(region.id) }
-    }
-
-    /// The device's name as a JSON literal.
-    @inline(__always)
-    private func deviceLiteral(_ d: Int32) -> UnsafeRawBufferPointer {
-        while deviceLiterals.count <= Int(d) {
-            devices.withName(Int32(deviceLiterals.count)) { deviceLiterals.add($0) }
-        }
-        return deviceLiterals.literal(Int(d))
     }
 
     public func regionEvent(_ e: RegionEvent) {
@@ -48,9 +34,9 @@ public final class EventWriter: EngineOutput {
         case .exit: o.append(",\"event\":\"exit\",\"device\":")
         case .dwell: o.append(",\"event\":\"dwell\",\"device\":")
         }
-        o.append(deviceLiteral(e.device))
+        devices.withName(e.device) { o.appendJSONString($0) }
         o.append(",\"region\":")
-        o.append(regionLiterals.literal(Int(e.region)))
+        o.appendJSONString(regions[Int(e.region)].id)
         if let b = e.beacon {
             o.append(",\"beacon\":")
             o.appendBeacon(b)
@@ -87,7 +73,7 @@ public final class EventWriter: EngineOutput {
         o.append("{\"t\":")
         o.appendTime(d.t)
         o.append(",\"event\":\"deliver\",\"device\":")
-        o.append(deviceLiteral(d.device))
+        devices.withName(d.device) { o.appendJSONString($0) }
         o.append(",\"request\":")
         o.appendJSONString(d.id)
         o.append(",\"trigger\":\"")
@@ -95,7 +81,7 @@ public final class EventWriter: EngineOutput {
         o.append("\"")
         if d.region >= 0 {
             o.append(",\"region\":")
-            o.append(regionLiterals.literal(Int(d.region)))
+            o.appendJSONString(regions[Int(d.region)].id)
         }
         o.append(",\"content\":")
         o.append { d.content.json.write(into: &$0) }

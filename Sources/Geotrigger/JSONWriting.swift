@@ -151,29 +151,3 @@ extension OutputFile {
         append("}")
     }
 }
-
-/// Ids written once as JSON string literals (quoted, escaped), one after another in one buffer,
-/// so an event copies each of its ids whole: no `String` access, no scan for bytes to escape.
-final class QuotedIDs {
-    private let text = OutputFile(memory: ())
-    /// Where each literal ends in `text` (the first starts at 0).
-    @exclusivity(unchecked) private var ends: [Int] = [0]
-
-    var count: Int { ends.count - 1 }
-
-    func add(_ id: UnsafeRawBufferPointer) {
-        text.appendJSONString(id)
-        ends.append(text.count)
-    }
-
-    func add(_ id: String) {
-        text.appendJSONString(id)
-        ends.append(text.count)
-    }
-
-    /// The literal of the `k`th id, valid until the next `add`.
-    @inline(__always)
-    func literal(_ k: Int) -> UnsafeRawBufferPointer {
-        text.pending(from: ends[k], to: ends[k + 1])
-    }
-}

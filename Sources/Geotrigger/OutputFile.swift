@@ -73,13 +73,6 @@ public final class OutputFile {
     /// The pending bytes (a copy).
     public var buffer: [UInt8] { Array(UnsafeBufferPointer(start: storage, count: count)) }
 
-    /// Pending bytes `from..<to`, in place: valid until the next append.
-    @inline(__always)
-    func pending(from: Int, to: Int) -> UnsafeRawBufferPointer {
-        precondition(0 <= from && from <= to && to <= count)
-        return UnsafeRawBufferPointer(start: storage + from, count: to - from)
-    }
-
     /// The bytes appended since the last call; the buffer starts again empty.
     public func takeBytes() -> [UInt8] {
         let taken = buffer
