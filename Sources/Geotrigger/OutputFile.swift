@@ -31,8 +31,10 @@ public final class OutputFile {
     @exclusivity(unchecked) var timeLengths = (0, 0)
     @exclusivity(unchecked) var newerTime = 0
 
-    /// Opens (creating or truncating) `path`, or standard output for nil or `-`.
-    public init(path: String?, flushThreshold: Int = 1 << 20) throws {
+    /// Opens (creating or truncating) `path`, or standard output for nil or `-`. The buffer is
+    /// written out at `flushThreshold` bytes: 64 KiB keeps it in the core's L2 cache (1 MiB here)
+    /// beside the engine's state; a 1 MiB buffer swept the whole L2 between two writes.
+    public init(path: String?, flushThreshold: Int = 64 << 10) throws {
         self.flushThreshold = flushThreshold
         capacity = flushThreshold + 4096
         storage = .allocate(capacity: capacity)
