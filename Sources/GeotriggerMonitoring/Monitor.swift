@@ -133,15 +133,22 @@ public final class Monitor {
     /// A region of a device's neighbourhood: it was last tested at some fix, where its boundary
     /// was farther than c metres; `clearance` is c plus the odometer at that fix. By the triangle
     /// inequality its decision cannot have changed while the odometer is below `clearance`.
+    ///
+    /// `key` is the region shifted left by one, its low bit whether the device has a visit of it
+    /// (only tests change visits, and every test of a neighbourhood region rewrites its entry),
+    /// so a retest that changes nothing need not look the region up in the visit list. Keys
+    /// sort as their regions do.
     struct NearRegion {
-        var region: Int32
+        var key: UInt32
         var clearance: Float
 
         /// Rounds down, so the stored clearance stays a lower bound.
-        init(region: Int32, clearance: Double) {
-            self.region = region
+        init(region: Int32, inside: Bool, clearance: Double) {
+            self.key = UInt32(bitPattern: region) << 1 | (inside ? 1 : 0)
             self.clearance = .below(max(0, clearance))
         }
+
+        var region: Int32 { Int32(bitPattern: key >> 1) }
     }
 
     /// An enter or exit decided during the current fix, held until the fix is done when the index
@@ -164,8 +171,8 @@ public final class Monitor {
     @exclusivity(unchecked) private var held = PodList<HeldEvent>()
     /// Reused to collect a device's new neighbourhood (or the retested part of it).
     @exclusivity(unchecked) private var hood = PodList<NearRegion>()
-    /// Reused for the regions a partial evaluation retests, ascending.
-    @exclusivity(unchecked) private var retest = PodList<Int32>()
+    /// Reused for the keys (`NearRegion.key`) of the regions a partial evaluation retests, ascending.
+    @exclusivity(unchecked) private var retest = PodList<UInt32>()
     /// Per region, a bit per event kind its `notifyOnEntry` / `notifyOnExit` turn off. As with
     /// Core Location's flags, the state is still tracked; only the event is not reported.
     private let silenced: [UInt8]
@@ -370,9 +377,11 @@ public final class Monitor {
         if k < Int(near.count) { safe = Double(near[k].clearance) - odometer }
         guard k > 0 else { return safe }
         retest.removeAll()
-        for i in 0..<k { retest.append(near[i].region) }
+        for i in 0..<k {
+            retest.append(near[i].key)
+            index.prefetch(near[i].region)
+        }
         retest.buffer.insertionSort()
-        index.warm(UnsafeBufferPointer(retest.buffer))
         index.setQueryPoint(q.coordinate)
         hood.removeAll()
         safe = retestRegions(di, d, t, q, first: first, safe: safe, offset: -odometer)
@@ -386,17 +395,27 @@ public final class Monitor {
     }
 
     /// Tests the regions in `retest` (ascending), all of the device's neighbourhood, against its
-    /// visits, deciding enters and exits in region order and editing the visit list in place
-    /// (a binary search per region: visits of other regions cannot have changed). Appends each
-    /// region with its clearance less `offset` to `hood`, in `retest`'s order; returns the
-    /// smallest clearance, at most `limit`.
+    /// visits, deciding enters and exits in region order. Whether a region is visited comes from
+    /// its key; only an enter or exit looks it up in the visit list (a binary search from the
+    /// last change: visits of other regions cannot have changed) to edit the list in place.
+    /// Appends each region with its clearance less `offset` to `hood`, in `retest`'s order;
+    /// returns the smallest clearance, at most `limit`.
     private func retestRegions(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, first: Bool, safe limit: Double,
                                offset: Double) -> Double {
         let p = q.coordinate
         var safe = limit
         var from = 0
         for n in 0..<Int(retest.count) {
-            let r = retest[n]
+            let key = retest[n]
+            let r = Int32(bitPattern: key >> 1)
+            let visited = key & 1 != 0
+            // Inside: within the exit boundary for a visit, the entry boundary otherwise.
+            let inside = visited ? !index.isBeyondExit(Int(r), q) : index.isInside(Int(r), q)
+            let c = index.clearance(Int(r), q, inside: inside)
+            safe = min(safe, c)
+            hood.append(NearRegion(region: r, inside: inside, clearance: c - offset))
+            if inside == visited { continue }
+            index.prefetchForEvent(r)
             // The first visit at or after r.
             let visits = states[di].visits
             var lo = from, hi = Int(visits.count)
@@ -404,21 +423,14 @@ public final class Monitor {
                 let mid = (lo + hi) >> 1
                 if visits[mid].region < r { lo = mid + 1 } else { hi = mid }
             }
-            let visited = lo < Int(visits.count) && visits[lo].region == r
-            // Inside: within the exit boundary for a visit, the entry boundary otherwise.
-            let inside = visited ? !index.isBeyondExit(Int(r), q) : index.isInside(Int(r), q)
-            if inside != visited { index.prefetchForEvent(r) }
-            let c = index.clearance(Int(r), q, inside: inside)
-            safe = min(safe, c)
-            hood.append(NearRegion(region: r, clearance: c - offset))
-            from = inside ? lo + 1 : lo
-            if inside == visited { continue }
             if visited {
                 let visit = visits[lo]
                 states[di].visits.remove(at: lo)
+                from = lo
                 leave(d, t, visit, p)
             } else {
                 enter(d, t, r, first: first, p) { states[di].visits.insert($0, at: lo) }
+                from = lo + 1
             }
         }
         return safe
@@ -526,7 +538,7 @@ public final class Monitor {
                 if tracking {
                     let c = index.clearance(Int(r), q, inside: inside)
                     safe = min(safe, c)
-                    if c < keepBelow { hood.append(NearRegion(region: r, clearance: c)) }
+                    if c < keepBelow { hood.append(NearRegion(region: r, inside: inside, clearance: c)) }
                 }
                 guard inside else { continue }
                 changed = true
@@ -541,7 +553,7 @@ public final class Monitor {
                 if tracking && isCandidate {
                     let c = index.clearance(Int(visit.region), q, inside: stays)
                     safe = min(safe, c)
-                    if c < keepBelow { hood.append(NearRegion(region: visit.region, clearance: c)) }
+                    if c < keepBelow { hood.append(NearRegion(region: visit.region, inside: stays, clearance: c)) }
                 }
                 if stays {
                     scratch.append(visit)
