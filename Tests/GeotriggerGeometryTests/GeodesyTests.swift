@@ -307,3 +307,32 @@ struct EnvelopeTests {
         #expect(circle.envelopes() == [.world])
     }
 }
+
+/// The fix's unit vector takes its sines and cosines from an inlined reduction and polynomial, not
+/// libm: they must stay within 1e-15 of libm's (correctly rounded to within an ulp) everywhere a
+/// latitude or longitude can put them, so that the tier-1 margins (1e-14 rad) still cover them.
+@Suite struct SinCosTests {
+    @Test func matchesTheCLibraryOverEveryLatitudeAndLongitude() {
+        var rng = SplitMix64(seed: 31)
+        var worst = 0.0
+        var arguments: [Double] = [0, -0.0, .pi / 4, -.pi / 4, .pi / 2, -.pi / 2, 3 * .pi / 4, .pi, -.pi, 3.2, -3.2,
+                                   1e-300, 5e-324, 16.618337 * .pi / 180, 180 * (Double.pi / 180), -180 * (Double.pi / 180)]
+        // Around each switch between multiples of π/2, where the reduction changes k.
+        for k in -3...3 {
+            let edge = (Double(k) + 0.5) * (Double.pi / 2)
+            var x = edge
+            for _ in 0..<2000 { x = x.nextDown; arguments.append(x) }
+            x = edge
+            for _ in 0..<2000 { x = x.nextUp; arguments.append(x) }
+        }
+        for _ in 0..<2_000_000 { arguments.append((Double(rng.next() >> 11) / Double(1 << 53) * 2 - 1) * 3.2) }
+        for x in arguments where abs(x) <= 3.2 {
+            let (s, c) = sinCos(x)
+            worst = max(worst, abs(s - sin(x)), abs(c - cos(x)))
+        }
+        #expect(worst <= 1e-15, "largest difference \(worst)")
+        // Beyond the reduction's range, and NaN, the C library answers.
+        #expect(sinCos(10).sin == sin(10) && sinCos(10).cos == cos(10))
+        #expect(sinCos(.nan).sin.isNaN)
+    }
+}
