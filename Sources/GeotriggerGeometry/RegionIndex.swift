@@ -370,6 +370,20 @@ public final class RegionIndex {
         return h.clearance(chord2: h.chord2(q), inside: inside)
     }
 
+    /// Whether `q` is inside region `r` now, and its clearance (`clearance`): for a region the
+    /// device is `visited` in, inside means within the exit boundary (`!isBeyondExit`), else
+    /// within the entry boundary (`isInside`). The same answers as those calls, from one read of
+    /// the hot line and one chord.
+    @inlinable @inline(__always)
+    public func test(_ r: Int, _ q: GeoPoint, visited: Bool) -> (inside: Bool, clearance: Double) {
+        precondition(r >= 0 && r < count)
+        let h = hot[r]
+        let c2 = h.chord2(q)
+        let decided = visited ? h.isBeyondExit(chord2: c2).map { !$0 } : h.isInside(chord2: c2)
+        let inside = decided ?? (visited ? !isBeyondExit(r, q) : isInside(r, q))
+        return (inside, h.clearance(chord2: c2, inside: inside))
+    }
+
     /// Whether `q` (the point of the last `candidates` call) is inside region `r`: geodesic
     /// distance ≤ radius for a circle, covered (boundary included) for a polygon.
     @inlinable @inline(__always)

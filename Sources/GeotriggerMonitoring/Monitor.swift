@@ -410,8 +410,7 @@ public final class Monitor {
             let r = Int32(bitPattern: key >> 1)
             let visited = key & 1 != 0
             // Inside: within the exit boundary for a visit, the entry boundary otherwise.
-            let inside = visited ? !index.isBeyondExit(Int(r), q) : index.isInside(Int(r), q)
-            let c = index.clearance(Int(r), q, inside: inside)
+            let (inside, c) = index.test(Int(r), q, visited: visited)
             safe = min(safe, c)
             hood.append(NearRegion(region: r, inside: inside, clearance: c - offset))
             if inside == visited { continue }
@@ -533,10 +532,10 @@ public final class Monitor {
                 // Not inside yet: enter on distance ≤ r (or covered).
                 let r = candidates[i]
                 i += 1
-                let inside = index.isInside(Int(r), q)
+                // One chord for the decision and the clearance; the plain path needs no clearance.
+                let (inside, c) = tracking ? index.test(Int(r), q, visited: false) : (index.isInside(Int(r), q), 0)
                 if inside { index.prefetchForEvent(r) }
                 if tracking {
-                    let c = index.clearance(Int(r), q, inside: inside)
                     safe = min(safe, c)
                     if c < keepBelow { hood.append(NearRegion(region: r, inside: inside, clearance: c)) }
                 }
@@ -548,10 +547,11 @@ public final class Monitor {
                 let isCandidate = i < candidates.count && candidates[i] == visit.region
                 if isCandidate { i += 1 }
                 j += 1
-                let stays = isCandidate && !index.isBeyondExit(Int(visit.region), q)
+                let (stays, c) = !isCandidate ? (false, 0)
+                    : tracking ? index.test(Int(visit.region), q, visited: true)
+                    : (!index.isBeyondExit(Int(visit.region), q), 0)
                 if !stays { index.prefetchForEvent(visit.region) }
                 if tracking && isCandidate {
-                    let c = index.clearance(Int(visit.region), q, inside: stays)
                     safe = min(safe, c)
                     if c < keepBelow { hood.append(NearRegion(region: visit.region, inside: stays, clearance: c)) }
                 }

@@ -96,6 +96,46 @@ struct RegionIndexTests {
         #expect(inside > 300, "the test should exercise many inside points, got \(inside)")
     }
 
+    /// The monitor's one-chord test gives what the separate calls give, including the points
+    /// near a boundary that tier 1 leaves to the exact distance, and polygons.
+    @Test("test(_:_:visited:) answers as isInside / isBeyondExit and clearance do")
+    func combinedTest() throws {
+        var rng = SplitMix64(seed: 41)
+        var regions: [Region] = []
+        for i in 0..<40 {
+            let c = Coordinate(latitude: 48 + Double(rng.below(1000)) / 10_000, longitude: 16 + Double(rng.below(1000)) / 10_000)
+            regions.append(Region(id: "c\(i)", shape: .circle(center: c, radius: 20 + Double(rng.below(400)))))
+        }
+        let square = [Coordinate(latitude: 48.02, longitude: 16.02), Coordinate(latitude: 48.02, longitude: 16.06),
+                      Coordinate(latitude: 48.06, longitude: 16.06), Coordinate(latitude: 48.06, longitude: 16.02),
+                      Coordinate(latitude: 48.02, longitude: 16.02)]
+        regions.append(Region(id: "square", shape: .polygons([[square]])))
+        let index = try RegionIndex(regions: regions, hysteresis: .metres(10), tree: .packed)
+        var ambiguous = 0
+        for _ in 0..<20_000 {
+            let r = rng.below(index.count)
+            // Points around the region's boundary: its centre (or a corner) moved by up to the radius + 20 m.
+            let base: Coordinate
+            if case .circle(let circle) = index.shape(r) {
+                let c = circle.center, radius = circle.radius
+                let bearing = Double(rng.below(360_000)) / 1000 * .pi / 180
+                let d = (radius + Double(rng.below(40_000)) / 1000 - 10) / 111_000
+                base = Coordinate(latitude: c.latitude + d * cos(bearing), longitude: c.longitude + d * sin(bearing) / cos(c.latitude * .pi / 180))
+            } else {
+                base = Coordinate(latitude: 48.02 + Double(rng.below(40_000)) / 1e6, longitude: 16.02 + Double(rng.below(40_000)) / 1e6)
+            }
+            let q = GeoPoint(base)
+            index.setQueryPoint(base)
+            for visited in [false, true] {
+                let expectedInside = visited ? !index.isBeyondExit(r, q) : index.isInside(r, q)
+                let got = index.test(r, q, visited: visited)
+                #expect(got.inside == expectedInside && got.clearance == index.clearance(r, q, inside: expectedInside))
+            }
+            if case .circle = index.shape(r), index.hot[r].isInside(chord2: index.hot[r].chord2(q)) == nil { ambiguous += 1 }
+        }
+        #expect(ambiguous > 0, "some points are close enough to a boundary for the exact distance")
+    }
+
     @Test("a point on the antimeridian finds circles on both sides", arguments: SpatialIndexKind.allCases)
     func antimeridianPoint(tree: SpatialIndexKind) throws {
         let east = Region(id: "east", shape: .circle(center: Coordinate(latitude: -17, longitude: 179.999), radius: 1000))
