@@ -51,7 +51,10 @@ func sinCos(_ x: Double) -> (sin: Double, cos: Double) {
         geotrigger_sincos(x, &s, &c)
         return (s, c)
     }
-    let k = (x * (2 / Double.pi)).rounded()
+    // The nearest integer (ties to even) by adding and subtracting 1.5·2⁵²: no libm call. Any
+    // integer within ½ of x·2/π would do; |x·2/π| ≤ 2.1 here.
+    let shifter = 6_755_399_441_055_744.0
+    let k = (x * (2 / Double.pi) + shifter) - shifter
     // π/2 = pio2Head + pio2Tail; the head has 33 significant bits, so k·pio2Head is exact.
     let pio2Head = 1.57079632673412561417e+00, pio2Tail = 6.07710050650619224932e-11
     let r = (x - k * pio2Head) - k * pio2Tail
@@ -437,11 +440,25 @@ public struct CircleCore: Sendable {
             if sphere.rhoHi * theta <= 2 * exitRadius + 100 {
                 let lo = ((sphere.rhoLo * theta) * (1 - 1e-9) - 1e-7) * 100
                 let hi = ((sphere.rhoHi * theta) * (1 + 1e-9) + 1e-7) * 100
-                if lo.rounded() == hi.rounded() { return max(0, hi.rounded()) / 100 }
+                let below = roundedHalfAway(lo), above = roundedHalfAway(hi)
+                if below == above { return max(0, above) / 100 }
             }
         }
         return (distance(to: p) * 100).rounded() / 100
     }
+}
+
+/// `x.rounded()` (to nearest, ties away from zero) without a libm call, for |x| < 2⁵²: the
+/// truncation t is exact, and so is x − t, so comparing it with ½ decides. NaN and larger
+/// values take `rounded()`.
+@inlinable @inline(__always)
+func roundedHalfAway(_ x: Double) -> Double {
+    guard abs(x) < 4_503_599_627_370_496 else { return x.rounded() }
+    let t = Double(Int64(x))
+    let d = x - t
+    if d >= 0.5 { return t + 1 }
+    if d <= -0.5 { return t - 1 }
+    return t
 }
 
 /// sin x, by its Taylor polynomial to x⁹ where |x| < 1/64 (the half-angles of tier 2, a few

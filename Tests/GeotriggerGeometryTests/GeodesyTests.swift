@@ -335,4 +335,18 @@ struct EnvelopeTests {
         #expect(sinCos(10).sin == sin(10) && sinCos(10).cos == cos(10))
         #expect(sinCos(.nan).sin.isNaN)
     }
+
+    /// An event's centimetres are rounded ties-away without libm: it must agree with `rounded()`.
+    @Test func roundingAgreesWithRounded() {
+        var rng = SplitMix64(seed: 32)
+        var values: [Double] = [0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994,
+                                4_503_599_627_370_495.5, 4_503_599_627_370_496, -4_503_599_627_370_497, 1e300, .infinity, -.infinity]
+        for _ in 0..<1_000_000 {
+            let magnitude = Double(rng.below(2_000_000_000)) / 100 + Double(rng.below(4)) * 0.25
+            values.append(rng.below(2) == 0 ? magnitude : -magnitude)
+            values.append(Double(rng.next() >> 11) / Double(1 << 53) * 1e6)
+        }
+        for x in values { #expect(roundedHalfAway(x) == x.rounded(), "\(x)") }
+        #expect(roundedHalfAway(.nan).isNaN)
+    }
 }
