@@ -75,9 +75,9 @@ public final class Engine {
         beacons = BeaconMonitor(regions: index.regions, options: beaconOptions)
         let ids = RegionIDTable(regions: index.regions)
         scheduler = try Scheduler(requests: requests, regionKey: { ids.region($0) }, devices: monitor.devices)
-        relay.engine = self
+        relay.engine = Unmanaged.passUnretained(self)
         monitor.sink = relay
-        beaconRelay.engine = self
+        beaconRelay.engine = Unmanaged.passUnretained(self)
         beacons.sink = beaconRelay
         beacons.devices = monitor.devices
         scheduler.onDeliver = { [unowned self] d in
@@ -225,14 +225,16 @@ public final class Engine {
     }
 
     // The engine owns its relays and is the only caller of what calls them, so the back
-    // reference needs no reference counting (`unowned(unsafe)`) on the per-event path.
+    // reference needs no reference counting on the per-event path: it is held unretained, and
+    // called as a guaranteed reference (an `unowned(unsafe)` property was still retained around
+    // each call).
     private final class Relay: RegionEventSink {
-        @exclusivity(unchecked) unowned(unsafe) var engine: Engine!
-        func handle(_ event: RegionEvent) { engine.handle(event) }
+        @exclusivity(unchecked) var engine: Unmanaged<Engine>?
+        func handle(_ event: RegionEvent) { engine.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.handle(event) } }
     }
 
     private final class BeaconRelay: RegionEventSink {
-        @exclusivity(unchecked) unowned(unsafe) var engine: Engine!
-        func handle(_ event: RegionEvent) { engine.report(event) }
+        @exclusivity(unchecked) var engine: Unmanaged<Engine>?
+        func handle(_ event: RegionEvent) { engine.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.report(event) } }
     }
 }

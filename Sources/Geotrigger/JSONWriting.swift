@@ -31,9 +31,13 @@ extension OutputFile {
         append(UInt8(ascii: "\""))
     }
 
-    public func appendJSONString(_ s: String) {
-        var s = s
-        s.withUTF8 { appendJSONString(UnsafeRawBufferPointer($0)) }
+    public func appendJSONString(_ s: borrowing String) {
+        // Native and small strings lend their bytes without a copy of the String.
+        if let done: Void = s.utf8.withContiguousStorageIfAvailable({ appendJSONString(UnsafeRawBufferPointer($0)) }) {
+            return done
+        }
+        var copy = copy s
+        copy.withUTF8 { appendJSONString(UnsafeRawBufferPointer($0)) }
     }
 
     /// Appends an RFC 3339 UTC time with milliseconds, quoted.
