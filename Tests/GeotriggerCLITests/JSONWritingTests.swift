@@ -23,6 +23,23 @@ import Testing
         #expect(written { $0.appendFixed2(value) } == expected)
     }
 
+    /// The same on 200k distances of every size, from micrometres to beyond 2^53 centimetres.
+    @Test func twoDecimalsMatchOnRandomValues() {
+        var rng = SplitMix64(seed: 51)
+        for k in 0..<200_000 {
+            let magnitude = Double(rng.next() >> 11) / Double(1 << 53) * pow(10, Double(k % 17) - 3)
+            let value = k % 3 == 0 ? -magnitude : magnitude
+            let cents = (abs(value) * 100).rounded()
+            let expected = (value < 0 && cents != 0 ? "-" : "") + String(Int64(cents) / 100) + "."
+                + String(format: "%02lld", Int64(cents) % 100)
+            let got = written { $0.appendFixed2(value) }
+            if got != expected {
+                Issue.record("\(value): \(got), expected \(expected)")
+                break
+            }
+        }
+    }
+
     @Test func nonFiniteIsNull() {
         #expect(written { $0.appendFixed2(.nan) } == "null")
         #expect(written { $0.appendFixed2(.infinity) } == "null")
