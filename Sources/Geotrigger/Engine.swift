@@ -148,18 +148,16 @@ public final class Engine {
 
     /// Fires every timer (dwell and notification) due strictly before `t`, earliest first.
     public func fireTimers(before t: Double) {
-        // Usually nothing is due: three loads decide it (NaN takes the loop, as before).
+        // Usually nothing is due, and three loads say so (a NaN time takes the loop, as before).
         if monitor.earliestTimerDue >= t && beacons.earliestTimerDue >= t && scheduler.earliestTimerDue >= t { return }
         while let (due, queue) = nextTimer(), due < t { fireNext(queue, due: due) }
     }
 
     /// Moves the clock to `t` (never back) and fires every timer due by then, earliest first.
     public func advance(to t: Double) {
-        if monitor.earliestTimerDue > t && beacons.earliestTimerDue > t && scheduler.earliestTimerDue > t {
-            monitor.advance(to: t)
-            return
+        if !(monitor.earliestTimerDue > t && beacons.earliestTimerDue > t && scheduler.earliestTimerDue > t) {
+            while let (due, queue) = nextTimer(), due <= t { fireNext(queue, due: due) }
         }
-        while let (due, queue) = nextTimer(), due <= t { fireNext(queue, due: due) }
         monitor.advance(to: t)
     }
 

@@ -138,8 +138,6 @@ public final class CSVDecoder: ReadingDecoder {
         plainHasAccuracy = fields.count == 5
     }
 
-    func plainRowForTesting(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool { plainRow(p, n) }
-
     /// Decodes a row that is exactly `T,D,LAT,LON` or `T,D,LAT,LON,ACC` under the matching header,
     /// with numbers written the usual way (`PlainLine.number`), D printable ASCII without quotes,
     /// backslashes or commas and not starting or ending with a space, and every value one the
@@ -148,26 +146,15 @@ public final class CSVDecoder: ReadingDecoder {
     /// it, so this path only saves work. The row's slack (at least 16 readable bytes past `n`)
     /// lets the last number read its terminator at `n`.
     @inline(__always)
-    private func plainRow(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+    func plainRow(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
         let comma = UInt8(ascii: ",")
         var t = 0.0, latitude = 0.0, longitude = 0.0, accuracy = Double.nan
         var i = PlainLine.number(p, 0, n, &t)
         guard i > 0, p[i] == comma else { return false }
         let deviceStart = i + 1
-        i = deviceStart
-        while true {
-            // i < n here, so the word is readable.
-            let w = PlainLine.word(p, i)
-            let stop = PlainLine.specialBytes(w) | PlainLine.bytesEqual(w, comma)
-            if stop != 0 {
-                i += stop.trailingZeroBitCount >> 3
-                break
-            }
-            i += 8
-            guard i < n else { return false }
-        }
+        i = PlainLine.nameEnd(p, from: deviceStart, n, also: comma)
         let space = UInt8(ascii: " ")
-        guard i < n, p[i] == comma, i > deviceStart, p[deviceStart] != space, p[i - 1] != space else { return false }
+        guard i >= 0, p[i] == comma, i > deviceStart, p[deviceStart] != space, p[i - 1] != space else { return false }
         let deviceEnd = i
         // The last field's number ends at the row's end, its terminator the byte at n.
         i = PlainLine.number(p, i + 1, n, &latitude)

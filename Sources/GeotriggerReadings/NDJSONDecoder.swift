@@ -150,17 +150,8 @@ public final class NDJSONDecoder: ReadingDecoder {
         var i = L.number(p, 5, n, &fix.t)
         guard i > 0, i + 11 <= n, word(i) == L.commaDevice, word(i + 8) & L.mask3 == L.quoteColonQuote else { return -1 }
         let deviceStart = i + 11
-        i = deviceStart
-        while true {
-            // i < n here, so the word is readable.
-            let stop = L.specialBytes(word(i))
-            if stop != 0 {
-                i += stop.trailingZeroBitCount >> 3
-                break
-            }
-            i += 8
-            guard i < n else { return -1 }
-        }
+        i = L.nameEnd(p, from: deviceStart, n, also: UInt8(ascii: "\""))
+        guard i >= 0 else { return -1 }
         fix.deviceStart = deviceStart
         fix.deviceCount = i - deviceStart
         guard fix.deviceCount > 0, i + 8 <= n, word(i) == L.quoteLat else { return -1 }
@@ -308,89 +299,5 @@ public final class NDJSONDecoder: ReadingDecoder {
             return 2
         }
         return 0
-    }
-}
-
-/// The pieces of `NDJSONDecoder`'s plain-line path: its keys as little-endian words (a test holds
-/// them equal to their spellings) and its number and device-name scanners.
-enum PlainLine {
-    static let braceT: UInt64 = 0x3A22_7422_7B  // {"t":
-    static let commaDevice: UInt64 = 0x6563_6976_6564_222C  // ,"device
-    static let quoteColonQuote: UInt64 = 0x22_3A22  // ":"
-    static let quoteLat: UInt64 = 0x3A22_7461_6C22_2C22  // ","lat":
-    static let commaLon: UInt64 = 0x3A_226E_6F6C_222C  // ,"lon":
-    static let commaAccura: UInt64 = 0x6172_7563_6361_222C  // ,"accura
-    static let cyColon: UInt64 = 0x3A22_7963  // cy":
-    static let mask3: UInt64 = 0xFF_FFFF
-    static let mask4: UInt64 = 0xFFFF_FFFF
-    static let mask5: UInt64 = 0xFF_FFFF_FFFF
-    static let mask7: UInt64 = 0xFF_FFFF_FFFF_FFFF
-
-    /// The 8 bytes at `p + at`, first byte lowest.
-    @inline(__always)
-    static func word(_ p: UnsafePointer<UInt8>, _ at: Int) -> UInt64 {
-        UInt64(littleEndian: UnsafeRawPointer(p + at).loadUnaligned(as: UInt64.self))
-    }
-
-    /// The high bit of each byte of `w` equal to `b` is set in the result, exactly up to the first
-    /// such byte (bits above it may be set spuriously, by borrows).
-    @inline(__always)
-    static func bytesEqual(_ w: UInt64, _ b: UInt8) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let x = w ^ (ones &* UInt64(b))
-        return (x &- ones) & ~x & 0x8080_8080_8080_8080
-    }
-
-    /// The high bit of the first byte of `w` (lowest) that cannot be in a plain device name — a
-    /// quote, a backslash, a control byte or one outside ASCII's printable range — is the lowest
-    /// set bit of the result (0: none). Bits above it may be set spuriously (borrows), never
-    /// below: each test below is exact up to its own first hit.
-    @inline(__always)
-    static func specialBytes(_ w: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
-        let quote = zeroByte(w ^ (ones &* 0x22))
-        let backslash = zeroByte(w ^ (ones &* 0x5C))
-        let control = (w &- ones &* 0x20) & ~w & highs
-        let high = (w | zeroByte(w ^ (ones &* 0x7F))) & highs
-        return quote | backslash | control | high
-    }
-
-    /// A number at `p[i]` written the usual way: `-?D+(.F+)?` with no leading zero, at most 15
-    /// digits in all and at most 7 after the point, followed by neither a digit nor an exponent,
-    /// and ending before `n`. Its digits are then an exact integer m below 10¹⁵ and its value
-    /// m / 10ᵏ one correctly rounded division (Clinger), the same bits `NumberParser.parse`
-    /// gives. Returns the index after it, or -1 for anything else (which the general path
-    /// decides). Words are read only from indices below `n`, so at most 8 bytes past it.
-    @inline(__always)
-    static func number(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
-        guard i + 1 < n else { return -1 }
-        let negative = p[i] == UInt8(ascii: "-")
-        let j = negative ? i + 1 : i
-        var (k, m) = NumberParser.eightDigits(word(p, j))
-        guard k > 0, k == 1 || p[j] != UInt8(ascii: "0") else { return -1 }
-        var end = j + k
-        guard end < n else { return -1 }
-        if k == 8 {
-            let (k2, v2) = NumberParser.eightDigits(word(p, end))
-            guard k2 < 8 else { return -1 }
-            m = m &* NumberParser.pow10Int(k2) &+ v2
-            k += k2
-            end += k2
-            guard end < n else { return -1 }
-        }
-        var scale = 0
-        if p[end] == UInt8(ascii: ".") {
-            let (k3, v3) = NumberParser.eightDigits(word(p, end + 1))
-            guard k3 > 0, k3 < 8, k + k3 <= 15 else { return -1 }
-            m = m &* NumberParser.pow10Int(k3) &+ v3
-            scale = k3
-            end += 1 + k3
-            guard end < n else { return -1 }
-        }
-        guard p[end] | 0x20 != UInt8(ascii: "e") else { return -1 }
-        let magnitude = scale == 0 ? Double(m) : Double(m) / NumberParser.pow10(scale)
-        value = negative ? -magnitude : magnitude
-        return end
     }
 }
