@@ -52,9 +52,18 @@ enum CLI {
                       stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
     }
 
-    /// A fresh temporary directory for a test's files.
+    /// One folder per test process for every test's files, removed when the process exits.
+    static let temporaryRoot: URL = {
+        let dir = FileManager.default.temporaryDirectory
+            .appendingPathComponent("geotrigger-cli-tests-\(getpid())-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(at: CLI.temporaryRoot) }
+        return dir
+    }()
+
+    /// A fresh temporary directory for a test's files, inside `temporaryRoot`.
     static func temporaryDirectory() throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("geotrigger-tests-\(UUID().uuidString)")
+        let dir = temporaryRoot.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         return dir
     }
