@@ -10,7 +10,10 @@ public final class EventWriter: EngineOutput {
     let regions: [Region]
     /// Serialised `properties` per region, when `--echo-properties` is on.
     let echoedProperties: [String?]?
-    @exclusivity(unchecked) public private(set) var counts = [Int](repeating: 0, count: RegionEvent.Kind.allCases.count)
+    /// Events written by kind: enter, exit, dwell (a tuple: counting needs no array uniqueness check).
+    @exclusivity(unchecked) private var kindCounts = (0, 0, 0)
+    /// Events written by kind, in `RegionEvent.Kind` order.
+    public var counts: [Int] { [kindCounts.0, kindCounts.1, kindCounts.2] }
     /// The first write failure; the driver stops at the next reading when it is set.
     public private(set) var failure: IOFailure?
     /// Deliveries by trigger kind, in `Self.triggerKinds` order.
@@ -25,7 +28,60 @@ public final class EventWriter: EngineOutput {
     }
 
     public func regionEvent(_ e: RegionEvent) {
-        counts[Int(e.kind.rawValue)] += 1
+        let o = output
+        let name = devices.nameBytes(e.device)
+        let id = regions[Int(e.region)].id
+        // Plain events, the stream's bulk, are written as one record into reserved room.
+        guard e.beacon == nil, e.proximity == nil, e.reason == nil, echoedProperties == nil,
+              id.utf8.count <= 64, name.count <= 64
+        else { return regionEventInFull(e) }
+        o.appendRecord(maximum: 200 + 6 * 128) { c in
+            c.put("{\"t\":")
+            o.putTime(e.t, &c)
+            switch e.kind {
+            case .enter:
+                kindCounts.0 += 1
+                c.put(",\"event\":\"enter\",\"device\":")
+            case .exit:
+                kindCounts.1 += 1
+                c.put(",\"event\":\"exit\",\"device\":")
+            case .dwell:
+                kindCounts.2 += 1
+                c.put(",\"event\":\"dwell\",\"device\":")
+            }
+            c.putJSONString(name)
+            c.put(",\"region\":")
+            Self.putJSONString(id, &c)
+            if e.distance.isFinite {
+                c.put(",\"distance\":")
+                c.putFixed2(e.distance)
+            }
+            if e.kind != .enter && !e.enteredAt.isNaN {
+                c.put(",\"enteredAt\":")
+                o.putTime(e.enteredAt, &c)
+            }
+            c.put("}\n")
+        }
+        endRecord()
+    }
+
+    /// A region id at the cursor, borrowed where the String lends its bytes.
+    @inline(__always)
+    private static func putJSONString(_ s: String, _ c: inout RecordCursor) {
+        if let done: Void = s.utf8.withContiguousStorageIfAvailable({ c.putJSONString(UnsafeRawBufferPointer($0)) }) {
+            return done
+        }
+        var copy = s
+        copy.withUTF8 { c.putJSONString(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Any event, field by field (beacon events, `--echo-properties`, very long names).
+    private func regionEventInFull(_ e: RegionEvent) {
+        switch e.kind {
+        case .enter: kindCounts.0 += 1
+        case .exit: kindCounts.1 += 1
+        case .dwell: kindCounts.2 += 1
+        }
         let o = output
         o.append("{\"t\":")
         o.appendTime(e.t)
@@ -34,7 +90,7 @@ public final class EventWriter: EngineOutput {
         case .exit: o.append(",\"event\":\"exit\",\"device\":")
         case .dwell: o.append(",\"event\":\"dwell\",\"device\":")
         }
-        devices.withName(e.device) { o.appendJSONString($0) }
+        o.appendJSONString(devices.nameBytes(e.device))
         o.append(",\"region\":")
         o.appendJSONString(regions[Int(e.region)].id)
         if let b = e.beacon {

@@ -1,34 +1,158 @@
 import GeotriggerCore
 
-/// Byte-level JSON pieces for output written on the hot path (no `String` building per event).
-extension OutputFile {
-    /// Appends `bytes` (UTF-8) as a JSON string literal, escaping per RFC 8259.
-    public func appendJSONString(_ bytes: UnsafeRawBufferPointer) {
-        let hex: StaticString = "0123456789abcdef"
-        append(UInt8(ascii: "\""))
-        // Most ids need no escaping: copy them whole.
-        if !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            append(bytes)
-            append(UInt8(ascii: "\""))
-            return
+/// A write position inside a span of an `OutputFile`'s buffer that `appendRecord(maximum:_:)` has
+/// reserved: the pieces of a record are stored with no bounds check and no count update each.
+/// Each `put` documents the most bytes it can store; the caller reserves their sum.
+public struct RecordCursor {
+    @usableFromInline var p: UnsafeMutablePointer<UInt8>
+
+    @usableFromInline init(_ p: UnsafeMutablePointer<UInt8>) { self.p = p }
+
+    /// A literal: its length.
+    @inline(__always)
+    public mutating func put(_ s: StaticString) {
+        p.initialize(from: s.utf8Start, count: s.utf8CodeUnitCount)
+        p += s.utf8CodeUnitCount
+    }
+
+    /// One byte.
+    @inline(__always)
+    public mutating func put(_ b: UInt8) {
+        p.pointee = b
+        p += 1
+    }
+
+    /// Raw bytes: their count.
+    @inline(__always)
+    public mutating func put(bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        p.initialize(from: source.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        p += bytes.count
+    }
+
+    /// `bytes` (UTF-8) as a JSON string literal, escaped per RFC 8259: at most 6n + 2 bytes.
+    ///
+    /// Names of 4 to 16 bytes, the usual ids, are checked and copied as two overlapping words
+    /// (`PlainLine`'s byte tests); anything else, or anything needing an escape, takes the
+    /// byte loop.
+    @inline(__always)
+    public mutating func putJSONString(_ bytes: UnsafeRawBufferPointer) {
+        let n = bytes.count
+        if n >= 4 && n <= 16, let b = bytes.baseAddress {
+            if n >= 8 ? putPlain(b, n, as: UInt64.self) : putPlain(b, n, as: UInt32.self) { return }
         }
+        putJSONStringEscaping(bytes)
+    }
+
+    /// Writes the `n` bytes at `b` quoted, as two overlapping words of type `W` (n is between
+    /// its size and twice it), if none needs an escape; returns whether it did.
+    @inline(__always)
+    private mutating func putPlain<W: FixedWidthInteger & UnsignedInteger>(_ b: UnsafeRawPointer, _ n: Int,
+                                                                          as: W.Type) -> Bool {
+        let size = MemoryLayout<W>.size
+        let a = b.loadUnaligned(as: W.self), c = b.loadUnaligned(fromByteOffset: n - size, as: W.self)
+        let special = size == 8 ? Self.needsEscape(UInt64(a)) | Self.needsEscape(UInt64(c))
+                                : Self.needsEscape(UInt64(a) | UInt64(c) << 32)
+        guard special == 0 else { return false }
+        p[0] = UInt8(ascii: "\"")
+        UnsafeMutableRawPointer(p + 1).storeBytes(of: a, as: W.self)
+        UnsafeMutableRawPointer(p + 1 + n - size).storeBytes(of: c, as: W.self)
+        p[n + 1] = UInt8(ascii: "\"")
+        p += n + 2
+        return true
+    }
+
+    /// Nonzero when a byte of `w` is a control byte, a quote or a backslash (the bytes JSON
+    /// escapes); bytes from 0x80 up, the rest of UTF-8, pass. Exact as to whether any is.
+    @inline(__always)
+    static func needsEscape(_ w: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+        return zeroByte(w ^ (ones &* 0x22)) | zeroByte(w ^ (ones &* 0x5C)) | ((w &- ones &* 0x20) & ~w & highs)
+    }
+
+    @inline(never)
+    mutating func putJSONStringEscaping(_ bytes: UnsafeRawBufferPointer) {
+        let hex: StaticString = "0123456789abcdef"
+        put(UInt8(ascii: "\""))
         for b in bytes {
             switch b {
-            case UInt8(ascii: "\""): append("\\\"")
-            case UInt8(ascii: "\\"): append("\\\\")
-            case 0x0A: append("\\n")
-            case 0x0D: append("\\r")
-            case 0x09: append("\\t")
+            case UInt8(ascii: "\""): put("\\\"")
+            case UInt8(ascii: "\\"): put("\\\\")
+            case 0x0A: put("\\n")
+            case 0x0D: put("\\r")
+            case 0x09: put("\\t")
             case 0..<0x20:
-                append("\\u00")
-                hex.withUTF8Buffer { h in
-                    append(h[Int(b >> 4)])
-                    append(h[Int(b & 0xF)])
-                }
-            default: append(b)
+                put("\\u00")
+                put(hex.utf8Start[Int(b >> 4)])
+                put(hex.utf8Start[Int(b & 0xF)])
+            default: put(b)
             }
         }
-        append(UInt8(ascii: "\""))
+        put(UInt8(ascii: "\""))
+    }
+
+    /// A finite number with two decimals (centimetres for distances), `null` otherwise: at most
+    /// 24 bytes. Rounds half away from zero, as `rounded()` does.
+    @inline(__always)
+    public mutating func putFixed2(_ x: Double) {
+        let scaled = abs(x) * 100
+        guard x.isFinite, scaled < 9e18 else {
+            put("null")
+            return
+        }
+        let v = UInt64(scaled.rounded())
+        if x < 0 && v != 0 { put(UInt8(ascii: "-")) }
+        putDecimal(v / 100)
+        let cents = v % 100
+        p[0] = UInt8(ascii: ".")
+        p[1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: cents / 10)
+        p[2] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: cents % 10)
+        p += 3
+    }
+
+    /// A decimal integer: at most 20 bytes.
+    @inline(__always)
+    public mutating func putInteger(_ value: Int64) {
+        if value < 0 { put(UInt8(ascii: "-")) }
+        putDecimal(value.magnitude)
+    }
+
+    /// The digits of `v`: counted by comparison (no division), then written last first.
+    @inline(__always)
+    mutating func putDecimal(_ v: UInt64) {
+        var digits = 1
+        var limit: UInt64 = 10
+        while digits < 20 && v >= limit {
+            digits += 1
+            limit = limit &* 10
+        }
+        var rest = v
+        var k = digits
+        repeat {
+            k -= 1
+            p[k] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        } while k > 0
+        p += digits
+    }
+}
+
+/// Byte-level JSON pieces for output written on the hot path (no `String` building per event).
+extension OutputFile {
+    /// Writes one record of at most `maximum` bytes straight into the buffer through a cursor.
+    @inline(__always)
+    public func appendRecord(maximum: Int, _ body: (inout RecordCursor) -> Void) {
+        appendDirect(maximum: maximum) { start in
+            var cursor = RecordCursor(start)
+            body(&cursor)
+            return cursor.p - start
+        }
+    }
+
+    /// Appends `bytes` (UTF-8) as a JSON string literal, escaping per RFC 8259.
+    public func appendJSONString(_ bytes: UnsafeRawBufferPointer) {
+        appendRecord(maximum: 6 * bytes.count + 2) { $0.putJSONString(bytes) }
     }
 
     public func appendJSONString(_ s: borrowing String) {
@@ -40,58 +164,65 @@ extension OutputFile {
         copy.withUTF8 { appendJSONString(UnsafeRawBufferPointer($0)) }
     }
 
-    /// Appends an RFC 3339 UTC time with milliseconds, quoted.
-    public func appendTime(_ t: Double) {
-        append(UInt8(ascii: "\""))
+    /// An RFC 3339 UTC time with milliseconds, quoted, at `cursor`: at most 34 bytes.
+    @inline(__always)
+    public func putTime(_ t: Double, _ cursor: inout RecordCursor) {
+        let slot: Int
         if t == times.0 {
-            newerTime = 0
+            slot = 0
         } else if t == times.1 {
-            newerTime = 1
+            slot = 1
         } else {
-            // Replace the slot used less recently.
-            let slot = 1 - newerTime
-            let bytes = timeBytes + 32 * slot
-            var n = RFC3339.format24(t, to: bytes)
-            if n == 0 {
-                // Not finite, or a year beyond 0…9999: at most 29 bytes.
-                var spelled: [UInt8] = []
-                RFC3339.format(t, into: &spelled)
-                n = min(32, spelled.count)
-                for k in 0..<n { bytes[k] = spelled[k] }
-            }
-            if slot == 0 {
-                times.0 = t
-                timeLengths.0 = n
-            } else {
-                times.1 = t
-                timeLengths.1 = n
-            }
-            newerTime = slot
+            slot = formatTime(t)
         }
-        append(UnsafeRawBufferPointer(start: timeBytes + 32 * newerTime,
-                                      count: newerTime == 0 ? timeLengths.0 : timeLengths.1))
-        append(UInt8(ascii: "\""))
+        newerTime = slot
+        let n = slot == 0 ? timeLengths.0 : timeLengths.1
+        let bytes = timeBytes + 32 * slot
+        cursor.put(UInt8(ascii: "\""))
+        if n == 24 {
+            // The usual width, as three words.
+            let from = UnsafeRawPointer(bytes), to = UnsafeMutableRawPointer(cursor.p)
+            to.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
+            to.storeBytes(of: from.loadUnaligned(fromByteOffset: 8, as: UInt64.self), toByteOffset: 8, as: UInt64.self)
+            to.storeBytes(of: from.loadUnaligned(fromByteOffset: 16, as: UInt64.self), toByteOffset: 16, as: UInt64.self)
+            cursor.p += 24
+        } else {
+            cursor.put(bytes: UnsafeRawBufferPointer(start: bytes, count: n))
+        }
+        cursor.put(UInt8(ascii: "\""))
     }
 
-    /// Appends a finite number with two decimals (centimetres for distances).
-    /// The same as `appendFixed(x, decimals: 2)`, without the general loops (every event with a
-    /// distance writes one).
+    /// Formats `t` into the time slot used less recently; returns the slot.
+    @inline(never)
+    private func formatTime(_ t: Double) -> Int {
+        let slot = 1 - newerTime
+        let bytes = timeBytes + 32 * slot
+        var n = RFC3339.format24(t, to: bytes)
+        if n == 0 {
+            // Not finite, or a year beyond 0…9999: at most 29 bytes.
+            var spelled: [UInt8] = []
+            RFC3339.format(t, into: &spelled)
+            n = min(32, spelled.count)
+            for k in 0..<n { bytes[k] = spelled[k] }
+        }
+        if slot == 0 {
+            times.0 = t
+            timeLengths.0 = n
+        } else {
+            times.1 = t
+            timeLengths.1 = n
+        }
+        return slot
+    }
+
+    /// Appends an RFC 3339 UTC time with milliseconds, quoted.
+    public func appendTime(_ t: Double) {
+        appendRecord(maximum: 34) { putTime(t, &$0) }
+    }
+
+    /// Appends a finite number with two decimals (centimetres for distances), `null` otherwise.
     public func appendFixed2(_ x: Double) {
-        let scaled = abs(x) * 100
-        guard x.isFinite, scaled < 9e18 else {
-            append("null")
-            return
-        }
-        let v = Int64(scaled.rounded())
-        if x < 0 && v != 0 { append(UInt8(ascii: "-")) }
-        appendInteger(v / 100)
-        let cents = Int(v % 100)
-        appendDirect(maximum: 3) { out in
-            out[0] = UInt8(ascii: ".")
-            out[1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: cents / 10)
-            out[2] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: cents % 10)
-            return 3
-        }
+        appendRecord(maximum: 24) { $0.putFixed2(x) }
     }
 
     /// Appends a finite number rounded to `decimals` (0…9) places; `null` if not finite or huge.
@@ -118,30 +249,9 @@ extension OutputFile {
         }
     }
 
-    /// Appends a decimal integer, written straight into the buffer (this runs for every event's
-    /// distance).
+    /// Appends a decimal integer.
     public func appendInteger(_ value: Int64) {
-        appendDirect(maximum: 20) { out in
-            var n = 0
-            if value < 0 {
-                out[0] = UInt8(ascii: "-")
-                n = 1
-            }
-            var v = value.magnitude
-            var digits = 1
-            var t = v
-            while t >= 10 {
-                t /= 10
-                digits += 1
-            }
-            var k = n + digits
-            repeat {
-                k -= 1
-                out[k] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
-                v /= 10
-            } while v > 0
-            return n + digits
-        }
+        appendRecord(maximum: 20) { $0.putInteger(value) }
     }
 
     /// Appends `{"uuid":"…","major":…,"minor":…}` for a concrete beacon.

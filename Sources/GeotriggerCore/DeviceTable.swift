@@ -115,6 +115,11 @@ public final class DeviceTable {
         return body(UnsafeRawBufferPointer(start: arena.base.map { $0 + o }, count: n))
     }
 
+    /// The name's bytes; valid until the next `intern` of a new device.
+    public func nameBytes(_ id: Int32) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: arena.base.map { $0 + offsets[Int(id)] }, count: Int(lengths[Int(id)]))
+    }
+
     public func name(_ id: Int32) -> String {
         withName(id) { String(decoding: $0, as: UTF8.self) }
     }

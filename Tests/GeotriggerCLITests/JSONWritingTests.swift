@@ -61,4 +61,36 @@ import Testing
         }
         #expect(String(decoding: out.buffer, as: UTF8.self) == expected)
     }
+
+    /// Strings of every length up to 40, mostly plain, some with a quote, a backslash, a control
+    /// byte or non-ASCII at a random place (the word-at-a-time path covers 4–16 bytes): each is
+    /// written as a JSON string that decodes back to itself, with nothing escaped that JSON
+    /// leaves plain, and the same through the cursor and `appendJSONString`.
+    @Test func stringsRoundTripAtEveryLength() throws {
+        var rng = SplitMix64(seed: 77)
+        let specials: [UInt8] = [0x22, 0x5C, 0x00, 0x01, 0x0A, 0x0D, 0x09, 0x1F, 0x7F, 0xC3, 0xA9]
+        for k in 0..<20_000 {
+            let n = k % 41
+            var bytes = (0..<n).map { _ in UInt8(0x20 + rng.next() % 95) }  // printable ASCII
+            bytes.removeAll { $0 == 0x22 || $0 == 0x5C }
+            if k % 3 == 0 && !bytes.isEmpty {
+                let special = specials[Int(rng.next() % UInt64(specials.count))]
+                bytes[Int(rng.next() % UInt64(bytes.count))] = special
+                if special == 0xC3 { bytes.append(0xA9) } else if special == 0xA9 { bytes.insert(0xC3, at: 0) }
+            }
+            guard let text = String(validating: bytes, as: UTF8.self) else { continue }
+            let out = OutputFile(memory: ())
+            bytes.withUnsafeBytes { out.appendJSONString($0) }
+            let viaString = OutputFile(memory: ())
+            viaString.appendJSONString(text)
+            #expect(out.buffer == viaString.buffer)
+            let json = out.buffer
+            let decoded = try JSONSerialization.jsonObject(with: Data(json), options: .fragmentsAllowed) as? String
+            #expect(decoded == text, "\(bytes)")
+            // Plain bytes stay as they are: only quotes, backslashes and control bytes grow.
+            let escaped = bytes.filter { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }.count
+            #expect(json.count >= bytes.count + 2 + escaped && (escaped > 0 || json.count == bytes.count + 2))
+            if decoded != text { break }
+        }
+    }
 }
