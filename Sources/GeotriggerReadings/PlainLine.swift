@@ -69,35 +69,39 @@ enum PlainLine {
     /// and ending before `n`. Its digits are then an exact integer m below 10¹⁵ and its value
     /// m / 10ᵏ one correctly rounded division (Clinger), the same bits `NumberParser.parse`
     /// gives. Returns the index after it, or -1 for anything else (which the general path
-    /// decides). Words are read only from indices below `n`, so at most 8 bytes past it.
-    @inline(__always)
+    /// decides). Words are read only from indices below `n`, so at most 8 bytes past it. Index
+    /// sums stay below `n` + 16, so they are added without overflow checks. Transparent, so it is
+    /// inlined at each of its call sites (`@inline(__always)` left it a call at four).
+    @_transparent
     static func number(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
-        guard i + 1 < n else { return -1 }
+        guard i &+ 1 < n else { return -1 }
         let negative = p[i] == UInt8(ascii: "-")
-        let j = negative ? i + 1 : i
+        let j = negative ? i &+ 1 : i
         var (k, m) = NumberParser.eightDigits(word(p, j))
         guard k > 0, k == 1 || p[j] != UInt8(ascii: "0") else { return -1 }
-        var end = j + k
+        var end = j &+ k
         guard end < n else { return -1 }
         if k == 8 {
             let (k2, v2) = NumberParser.eightDigits(word(p, end))
             guard k2 < 8 else { return -1 }
             m = m &* NumberParser.pow10Int(k2) &+ v2
-            k += k2
-            end += k2
+            k &+= k2
+            end &+= k2
             guard end < n else { return -1 }
         }
         var scale = 0
         if p[end] == UInt8(ascii: ".") {
-            let (k3, v3) = NumberParser.eightDigits(word(p, end + 1))
-            guard k3 > 0, k3 < 8, k + k3 <= 15 else { return -1 }
+            let (k3, v3) = NumberParser.eightDigits(word(p, end &+ 1))
+            guard k3 > 0, k3 < 8, k &+ k3 <= 15 else { return -1 }
             m = m &* NumberParser.pow10Int(k3) &+ v3
             scale = k3
-            end += 1 + k3
+            end &+= 1 &+ k3
             guard end < n else { return -1 }
         }
         guard p[end] | 0x20 != UInt8(ascii: "e") else { return -1 }
-        let magnitude = scale == 0 ? Double(m) : Double(m) / NumberParser.pow10(scale)
+        // m < 10¹⁵ converts exactly, and as a signed integer in one instruction.
+        let exact = Double(Int64(bitPattern: m))
+        let magnitude = scale == 0 ? exact : exact / NumberParser.pow10(scale)
         value = negative ? -magnitude : magnitude
         return end
     }
