@@ -366,11 +366,38 @@ public struct CircleCore: Sendable {
     @usableFromInline var stretchedSphere: GeodesicCircle.StretchedSphere? {
         let (s, delta, minAbs, maxAbs) = GeodesicCircle.band(center: center, exitRadius: exitRadius)
         guard maxAbs < 85 * Double.pi / 180 && 2 * exitRadius + 100 <= 200_000 else { return nil }
-        let slack = abs(1 - s) * delta
+        let (lo, hi) = Self.ratioBounds(stretch: s, minAbs: minAbs, maxAbs: maxAbs, deviation: delta)
+        return GeodesicCircle.StretchedSphere(stretch: s, cosCenterLat: cosDegrees(center.latitude), rhoLo: lo, rhoHi: hi)
+    }
+
+    /// Tier 2's ρ_lo and ρ_hi over a latitude band: |φ| within [minAbs, maxAbs] and |φ − φ₀| at
+    /// most `deviation` (radians) on it.
+    static func ratioBounds(stretch s: Double, minAbs: Double, maxAbs: Double, deviation: Double) -> (Double, Double) {
+        let slack = abs(1 - s) * deviation
         let e = slack * tan(maxAbs + slack)
         let lo = min(GeodesicCircle.meridional(minAbs) / s, GeodesicCircle.primeVertical(minAbs) * exp(-e)) * (1 - 1e-12)
         let hi = max(GeodesicCircle.meridional(maxAbs) / s, GeodesicCircle.primeVertical(maxAbs) * exp(e)) * (1 + 1e-12)
-        return GeodesicCircle.StretchedSphere(stretch: s, cosCenterLat: cosDegrees(center.latitude), rhoLo: lo, rhoHi: hi)
+        return (lo, hi)
+    }
+
+    /// ρ_lo and ρ_hi for one point `p` at most `reach` metres from the center (tier 2's bounds
+    /// already give d ≤ reach), over the narrower band this pair needs.
+    ///
+    /// With φₘ the mean of the two latitudes and h = reach / (2·k_min·s): a point at arc length t
+    /// along the geodesic is within t / k_min of φ₀ and (d − t) / k_min of φₚ in latitude (the
+    /// meridional radius is at least k_min), so within d / (2·k_min) ≤ h of φₘ. On the stretched
+    /// sphere the great circle of angle θ' ≤ reach / k_min likewise stays within θ'/2 of the mean
+    /// ψ, so φ within θ' / (2s) ≤ h of φₘ. Both curves, which tier 2's two bounds follow, lie in
+    /// φₘ ± h, where |φ − φ₀| ≤ |φₚ − φ₀| / 2 + h. That band is about a quarter as wide as
+    /// φ₀ ± δ for a point on the boundary, and so is the spread ρ_hi / ρ_lo − 1.
+    func ratioBounds(toward p: Coordinate, reach: Double, stretch s: Double) -> (Double, Double) {
+        let phi0 = center.latitude * (Double.pi / 180), phiP = p.latitude * (Double.pi / 180)
+        let mid = (phi0 + phiP) / 2
+        let half = reach / (2 * GeodesicCircle.minCurvatureRadius * s) * (1 + 1e-9) + 1e-15
+        let maxAbs = min(Double.pi / 2, abs(mid) + half)
+        let minAbs = abs(mid) <= half ? 0 : abs(mid) - half
+        return Self.ratioBounds(stretch: s, minAbs: minAbs, maxAbs: maxAbs,
+                                deviation: abs(phiP - phi0) / 2 * (1 + 1e-12) + half)
     }
 
     /// The haversine of the stretched-sphere angle between the center and `p` (tier 2).
@@ -425,7 +452,9 @@ public struct CircleCore: Sendable {
 
     /// The geodesic distance from the center to `p` rounded to the centimetre — exactly the
     /// rounding of ``distance(to:)``. Karney's inverse runs only when the tier-2 interval
-    /// [ρ_lo·θ', ρ_hi·θ'] straddles a half centimetre (about one call in ten where tier 2 applies).
+    /// [ρ_lo·θ', ρ_hi·θ'] straddles a half centimetre (about one call in ten where tier 2 applies)
+    /// and so does the one over the point's own band (`ratioBounds(toward:reach:stretch:)`):
+    /// about one call in fifty.
     public func distanceInCentimetres(to p: Coordinate) -> Double {
         distanceInCentimetres(to: p, sphere: stretchedSphere)
     }
@@ -438,13 +467,29 @@ public struct CircleCore: Sendable {
             let theta = 2 * smallAsin(min(1, h.squareRoot()))
             // The bounds hold while the distance stays within the band's reach D.
             if sphere.rhoHi * theta <= 2 * exitRadius + 100 {
-                let lo = ((sphere.rhoLo * theta) * (1 - 1e-9) - 1e-7) * 100
-                let hi = ((sphere.rhoHi * theta) * (1 + 1e-9) + 1e-7) * 100
-                let below = roundedHalfAway(lo), above = roundedHalfAway(hi)
-                if below == above { return max(0, above) / 100 }
+                let (lo, hi) = Self.metres(theta, sphere.rhoLo, sphere.rhoHi)
+                if let cm = Self.centimetres(lo, hi) { return cm }
+                // The interval straddles a half centimetre: the bounds over this point's own
+                // band, about four times tighter, before Karney.
+                let (rhoLo, rhoHi) = ratioBounds(toward: p, reach: hi, stretch: sphere.stretch)
+                let (lo2, hi2) = Self.metres(theta, max(rhoLo, sphere.rhoLo), min(rhoHi, sphere.rhoHi))
+                if let cm = Self.centimetres(lo2, hi2) { return cm }
             }
         }
         return (distance(to: p) * 100).rounded() / 100
+    }
+
+    /// The distance interval [ρ_lo·θ', ρ_hi·θ'] in metres, widened against rounding.
+    @inline(__always)
+    static func metres(_ theta: Double, _ rhoLo: Double, _ rhoHi: Double) -> (Double, Double) {
+        ((rhoLo * theta) * (1 - 1e-9) - 1e-7, (rhoHi * theta) * (1 + 1e-9) + 1e-7)
+    }
+
+    /// The distance rounded to the centimetre if every distance in [lo, hi] rounds alike.
+    @inline(__always)
+    static func centimetres(_ lo: Double, _ hi: Double) -> Double? {
+        let below = roundedHalfAway(lo * 100), above = roundedHalfAway(hi * 100)
+        return below == above ? max(0, above) / 100 : nil
     }
 }
 

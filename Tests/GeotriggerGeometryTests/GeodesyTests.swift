@@ -350,3 +350,47 @@ struct EnvelopeTests {
         #expect(roundedHalfAway(.nan).isNaN)
     }
 }
+
+/// Tier 2's second try for an event's distance: the bounds over the band between the center and
+/// the point (`ratioBounds(toward:reach:stretch:)`). They must hold Karney's distance for every
+/// point within reach, wherever the pair sits (across the equator, near 85°, due north or due
+/// east, at the reach's edge), and the reported centimetres must be Karney's rounded. The bounds
+/// are worst cases over the band, so real distances keep clear of them (a quarter of the spread
+/// at the closest here); a ρ_lo raised by 3e-7 fails at once. Their soundness is the argument in
+/// `ratioBounds(toward:reach:stretch:)`, which this only samples.
+@Suite struct PointBandTests {
+    @Test func pointBandsHoldKarneysDistance() {
+        var rng = SplitMix64(seed: 85)
+        var refined = 0, worstSlack = Double.infinity, narrower = 0.0
+        for k in 0..<60_000 {
+            let latitude = k % 10 == 0 ? rng.uniform(-0.05, 0.05) : rng.uniform(-84, 84)
+            let center = Coordinate(latitude: latitude, longitude: rng.uniform(-180, 180))
+            let radius = k % 4 == 0 ? rng.uniform(1, 60) : rng.uniform(50, 5000)
+            let circle = GeodesicCircle(center: center, radius: radius, exitRadius: radius + rng.uniform(0, 100))
+            let core = circle.core
+            guard let sphere = core.stretchedSphere else { continue }
+            // A point up to the reach, in any direction (some due north or due east).
+            let reach = 2 * core.exitRadius + 100
+            let metres = rng.uniform(0, reach), azimuth = k % 7 == 0 ? Double(k % 4) * .pi / 2 : rng.uniform(0, 2 * .pi)
+            let north = metres * cos(azimuth) / 111_000, east = metres * sin(azimuth) / (111_000 * cos(latitude * .pi / 180))
+            let p = Coordinate(latitude: latitude + north, longitude: center.longitude + east)
+            let d = core.distance(to: p)
+            let theta = 2 * smallAsin(min(1, core.stretchedHaversine(p, sphere).squareRoot()))
+            guard sphere.rhoHi * theta <= reach else { continue }
+            let (_, hi) = CircleCore.metres(theta, sphere.rhoLo, sphere.rhoHi)
+            let (rhoLo, rhoHi) = core.ratioBounds(toward: p, reach: hi, stretch: sphere.stretch)
+            let (lo2, hi2) = CircleCore.metres(theta, max(rhoLo, sphere.rhoLo), min(rhoHi, sphere.rhoHi))
+            refined += 1
+            #expect(lo2 <= d && d <= hi2, "center \(center) r \(radius) point \(p): \(d) not in [\(lo2), \(hi2)]")
+            // How close the bound comes, relative to the band's own spread.
+            if hi2 > lo2 { worstSlack = min(worstSlack, min(d - lo2, hi2 - d) / (hi2 - lo2)) }
+            narrower += (rhoHi - rhoLo) / (sphere.rhoHi - sphere.rhoLo)
+            #expect(core.distanceInCentimetres(to: p) == (d * 100).rounded() / 100)
+            if !(lo2 <= d && d <= hi2) { break }
+        }
+        #expect(refined > 50_000)
+        // On average the point's band is several times narrower than the circle's.
+        #expect(narrower / Double(refined) < 0.6)
+        print("point bands: \(refined) checked, spread \(narrower / Double(refined)) of the circle band's, worst slack \(worstSlack)")
+    }
+}
