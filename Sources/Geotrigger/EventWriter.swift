@@ -28,6 +28,11 @@ public final class EventWriter: EngineOutput {
     }
 
     public func regionEvent(_ e: RegionEvent) {
+        switch e.kind {
+        case .enter: kindCounts.0 += 1
+        case .exit: kindCounts.1 += 1
+        case .dwell: kindCounts.2 += 1
+        }
         let o = output
         let name = devices.nameBytes(e.device)
         let id = regions[Int(e.region)].id
@@ -40,18 +45,15 @@ public final class EventWriter: EngineOutput {
             o.putTime(e.t, &c)
             switch e.kind {
             case .enter:
-                kindCounts.0 += 1
                 c.put(",\"event\":\"enter\",\"device\":")
             case .exit:
-                kindCounts.1 += 1
                 c.put(",\"event\":\"exit\",\"device\":")
             case .dwell:
-                kindCounts.2 += 1
                 c.put(",\"event\":\"dwell\",\"device\":")
             }
             c.putJSONString(name)
             c.put(",\"region\":")
-            Self.putJSONString(id, &c)
+            c.putJSONString(id)
             if e.distance.isFinite {
                 c.put(",\"distance\":")
                 c.putFixed2(e.distance)
@@ -65,23 +67,9 @@ public final class EventWriter: EngineOutput {
         endRecord()
     }
 
-    /// A region id at the cursor, borrowed where the String lends its bytes.
-    @inline(__always)
-    private static func putJSONString(_ s: String, _ c: inout RecordCursor) {
-        if let done: Void = s.utf8.withContiguousStorageIfAvailable({ c.putJSONString(UnsafeRawBufferPointer($0)) }) {
-            return done
-        }
-        var copy = s
-        copy.withUTF8 { c.putJSONString(UnsafeRawBufferPointer($0)) }
-    }
-
-    /// Any event, field by field (beacon events, `--echo-properties`, very long names).
+    /// Any event, field by field (beacon events, `--echo-properties`, very long names); the
+    /// caller has counted it.
     private func regionEventInFull(_ e: RegionEvent) {
-        switch e.kind {
-        case .enter: kindCounts.0 += 1
-        case .exit: kindCounts.1 += 1
-        case .dwell: kindCounts.2 += 1
-        }
         let o = output
         o.append("{\"t\":")
         o.appendTime(e.t)

@@ -111,8 +111,7 @@ public final class DeviceTable {
 
     /// The name's bytes; valid until the next `intern` of a new device.
     public func withName<R>(_ id: Int32, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        let o = offsets[Int(id)], n = Int(lengths[Int(id)])
-        return body(UnsafeRawBufferPointer(start: arena.base.map { $0 + o }, count: n))
+        body(nameBytes(id))
     }
 
     /// The name's bytes; valid until the next `intern` of a new device.
