@@ -120,16 +120,24 @@ public final class Engine {
 
     /// The clock order every reading follows: timers due before it fire, the device's first reading
     /// adds its requests, the reading is applied, then timers due at its time fire.
+    /// Usually no timer is due (no `--dwell`, no time triggers, or none yet), and three inlined
+    /// loads before and after the reading say so: no call, and `phase` stays `.reading`, as
+    /// nothing runs that could read it. The clock itself moved with the reading.
     @inline(__always)
     private func reading<R>(device: Int32, t: Double, _ apply: () -> R) -> R {
-        phase = .timersBefore
-        fireTimers(before: t)
-        phase = .reading
+        if !(monitor.earliestTimerDue >= t && beacons.earliestTimerDue >= t && scheduler.earliestTimerDue >= t) {
+            phase = .timersBefore
+            fireTimers(before: t)
+            phase = .reading
+        }
         scheduler.deviceSeen(device, at: t)
         let result = apply()
-        phase = .timersAfter
-        advance(to: monitor.clock)
-        phase = .reading
+        let now = monitor.clock
+        if !(monitor.earliestTimerDue > now && beacons.earliestTimerDue > now && scheduler.earliestTimerDue > now) {
+            phase = .timersAfter
+            advance(to: now)
+            phase = .reading
+        }
         return result
     }
 

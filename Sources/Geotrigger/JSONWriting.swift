@@ -203,7 +203,7 @@ extension OutputFile {
     private func formatTime(_ t: Double) -> Int {
         let slot = 1 - newerTime
         let bytes = timeBytes + 32 * slot
-        var n = RFC3339.format24(t, to: bytes)
+        var n = RFC3339.format24(t, to: bytes, days: &dayCache)
         if n == 0 {
             // Not finite, or a year beyond 0…9999: at most 29 bytes.
             var spelled: [UInt8] = []

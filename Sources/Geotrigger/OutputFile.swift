@@ -30,6 +30,8 @@ public final class OutputFile {
     let timeBytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
     @exclusivity(unchecked) var timeLengths = (0, 0)
     @exclusivity(unchecked) var newerTime = 0
+    /// The date of the day last formatted: an exit's `enteredAt` mostly falls on a day already seen.
+    @exclusivity(unchecked) var dayCache = RFC3339.DayCache()
 
     /// Opens (creating or truncating) `path`, or standard output for nil or `-`. The buffer is
     /// written out at `flushThreshold` bytes: 64 KiB keeps it in the core's L2 cache (1 MiB here)

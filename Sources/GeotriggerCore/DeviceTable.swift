@@ -19,7 +19,8 @@ public final class DeviceTable {
     @exclusivity(unchecked) private var ranks: [UInt64] = []
     private var mask: Int
     /// Per device, the device interned right after it last time (−1 = none yet).
-    @exclusivity(unchecked) private var successors: [Int32] = []
+    /// A raw list, so that `successor(of:)` inlines into the monitor's prefetching.
+    @exclusivity(unchecked) @usableFromInline var successors = PodList<Int32>()
     /// The device interned last (−1 = none yet).
     @exclusivity(unchecked) private var previous: Int32 = -1
 
@@ -31,7 +32,10 @@ public final class DeviceTable {
         arena.reserve(4096)
     }
 
-    deinit { arena.free() }
+    deinit {
+        arena.free()
+        successors.free()
+    }
 
     /// Number of devices seen.
     public var count: Int { offsets.count }
@@ -77,9 +81,9 @@ public final class DeviceTable {
     }
 
     /// The device interned right after `id` the last time `id` was interned, or −1.
-    @inline(__always)
+    @inlinable @inline(__always)
     public func successor(of id: Int32) -> Int32 {
-        Int(id) < successors.count ? successors[Int(id)] : -1
+        UInt32(bitPattern: id) < UInt32(bitPattern: successors.count) ? successors[Int(id)] : -1
     }
 
     /// Starts loading the name of `id` into the cache (for the comparison of a coming `intern`).
@@ -123,12 +127,28 @@ public final class DeviceTable {
         withName(id) { String(decoding: $0, as: UTF8.self) }
     }
 
+    @inline(__always)
     private func equals(_ id: Int, _ name: UnsafeRawBufferPointer) -> Bool {
         let n = Int(lengths[id])
         guard n == name.count else { return false }
         if n == 0 { return true }
-        let o = offsets[id]
-        return memcmp(arena.base.unsafelyUnwrapped + o, name.baseAddress!, n) == 0
+        return Self.sameBytes(UnsafeRawPointer(arena.base.unsafelyUnwrapped + offsets[id]), name.baseAddress!, n)
+    }
+
+    /// Whether `n` (> 0) bytes at `a` and `b` are equal. Up to 16 bytes (most device ids) as two
+    /// overlapping words of 8, 4 or 2 bytes (or one byte), reading nothing outside either run; longer
+    /// ones by `memcmp`.
+    @inline(__always)
+    static func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
+        @inline(__always) func pair<W: FixedWidthInteger>(_: W.Type) -> Bool {
+            let last = n - MemoryLayout<W>.size
+            return a.loadUnaligned(as: W.self) == b.loadUnaligned(as: W.self)
+                && a.loadUnaligned(fromByteOffset: last, as: W.self) == b.loadUnaligned(fromByteOffset: last, as: W.self)
+        }
+        if n >= 8 { return n <= 16 ? pair(UInt64.self) : memcmp(a, b, n) == 0 }
+        if n >= 4 { return pair(UInt32.self) }
+        if n >= 2 { return pair(UInt16.self) }
+        return a.load(as: UInt8.self) == b.load(as: UInt8.self)
     }
 
     private func grow() {

@@ -99,6 +99,35 @@ import Testing
         }
     }
 
+    /// A writer keeps the date of the last day it formatted (`DayCache`): whatever the order of
+    /// times (the same day again, the next, back to an earlier one, a millisecond that rounds
+    /// into the next day, out of range and back), each is written as a fresh `format24` writes it.
+    @Test func cachedDatesMatchFreshOnes() {
+        var cache = RFC3339.DayCache()
+        var rng = SplitMix64(seed: 24)
+        func next() -> UInt64 { rng.next() }
+        var t = 1_700_000_000.0
+        let cached = UnsafeMutablePointer<UInt8>.allocate(capacity: 24), fresh = UnsafeMutablePointer<UInt8>.allocate(capacity: 24)
+        defer { cached.deallocate(); fresh.deallocate() }
+        for _ in 0..<20_000 {
+            switch next() % 6 {
+            case 0: t += Double(next() % 1000) / 1000  // the same day, mostly
+            case 1: t += Double(next() % 200_000)  // a day or two on
+            case 2: t -= Double(next() % 400_000)  // back a few days
+            case 3: t = (t / 86400).rounded(.down) * 86400 + 86399.9996  // rounds into the next day
+            case 4: t = Double(Int64(bitPattern: next() % 600_000_000_000) - 100_000_000_000)  // years −1200…21000
+            default: t = 1_700_000_000 + Double(next() % 1_000_000)
+            }
+            let n = RFC3339.format24(t, to: cached, days: &cache)
+            let m = RFC3339.format24(t, to: fresh)
+            #expect(n == m)
+            let a = String(decoding: UnsafeBufferPointer(start: cached, count: n), as: UTF8.self)
+            let b = String(decoding: UnsafeBufferPointer(start: fresh, count: m), as: UTF8.self)
+            #expect(a == b, "t = \(t)")
+            if a != b { break }
+        }
+    }
+
     @Test func nonFiniteIsWrittenAsInvalid() {
         #expect(RFC3339.format(.nan) == "invalid")
     }
