@@ -25,6 +25,8 @@ let package = Package(
         .target(name: "CPrefetch"),
         // glibc's sincos, which Swift's Glibc module does not export (a fix's unit vector).
         .target(name: "CMath"),
+        // Sixteen box tests at once for the packed R-tree (SSE compare and movemask).
+        .target(name: "CBoxes"),
         // Value types shared by every layer: time stamps, JSON values, region definitions and their files.
         .target(
             name: "GeotriggerCore",
@@ -33,7 +35,7 @@ let package = Package(
         // Byte-level decoders for NDJSON, CSV and GPX readings. No GEOS, no Foundation on the hot path.
         .target(name: "GeotriggerReadings", dependencies: ["GeotriggerCore"]),
         // GEOS binding, geodesy on WGS84 and the region index. The only module that touches the C API.
-        .target(name: "GeotriggerGeometry", dependencies: ["CGEOS", "CMath", "CPrefetch", "GeotriggerCore"]),
+        .target(name: "GeotriggerGeometry", dependencies: ["CBoxes", "CGEOS", "CMath", "CPrefetch", "GeotriggerCore"]),
         // Per-(device, region) state machines, timers and events.
         .target(
             name: "GeotriggerMonitoring",

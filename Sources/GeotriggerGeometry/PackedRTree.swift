@@ -1,3 +1,4 @@
+import CBoxes
 import GeotriggerCore
 
 /// A static R-tree of boxes, each carrying an Int32 item, packed in Hilbert order (as flatbush).
@@ -11,19 +12,25 @@ import GeotriggerCore
 /// Leaves and nodes are flat arrays: 20 bytes per box plus about 1 for the nodes above, where the
 /// GEOS tree took 48 per box (and twice that while its node vector grew), with a rectangle
 /// geometry made and freed per insertion. Items are not owned; any Int32 is allowed.
+///
+/// A node's 16 children are one block of four rows (16 minX, then minY, maxX, maxY), so a query
+/// tests all 16 with four SSE comparisons per row of four and a movemask (`geotrigger_meets16`)
+/// and walks only the children whose bit is set.
 public final class PackedRTree {
-    /// Node boxes of every level, leaves first, then each level up to the root: minX, minY, maxX,
-    /// maxY. A leaf's box is its Double box rounded outwards; a node's is the union of its
-    /// children's, so a leaf that meets the (rounded) query box is reached whatever the tree's shape.
-    private let boxes: [Float]
+    /// Every level's boxes, leaves first, then each level up to the root (one box), in blocks of
+    /// `nodeSize` laid out as rows (`geotrigger_meets16`); a level's last block is padded with
+    /// NaN boxes, which meet nothing. A leaf's box is its Double box rounded outwards; a node's
+    /// is the union of its children's (the block below with its number), so a leaf that meets
+    /// the (rounded) query box is reached whatever the tree's shape.
+    private let blocks: UnsafeMutablePointer<Float>
     /// The item of each leaf.
     private let items: [Int32]
-    /// Where each level starts, in nodes; `levelStarts.last` is the node count.
-    private let levelStarts: [Int]
+    /// Where each level starts, in blocks; the root's level is the last.
+    private let blockStarts: [Int]
     private let results = ResultBuffer()
-    /// The query's depth-first stack of (level, node) pairs, owned here and sized at build time:
-    /// a walk holds at most a node's children per level. (A temporary allocation of that size
-    /// can go to the heap, once per query.)
+    /// The query's depth-first stack of (level, block) pairs, owned here and sized at build
+    /// time: a walk holds at most a node's children per level. (A temporary allocation of that
+    /// size can go to the heap, once per query.)
     private let stack: UnsafeMutablePointer<Int>
     static let nodeSize = 16
 
@@ -86,44 +93,47 @@ public final class PackedRTree {
         var items = consume leafItems
         let n = items.count
         if !sorted { Self.sortByHilbert(&doubles, &items) }
-        var levelStarts = [0]
-        var levelCount = n
-        var total = n
-        while levelCount > 1 {
-            levelCount = (levelCount + Self.nodeSize - 1) / Self.nodeSize
-            levelStarts.append(total)
-            total += levelCount
+        // Boxes per level, up to the root's one.
+        var counts = [n]
+        while counts.last! > 1 { counts.append((counts.last! + Self.nodeSize - 1) / Self.nodeSize) }
+        var blockStarts = [0]
+        for count in counts { blockStarts.append(blockStarts.last! + (count + Self.nodeSize - 1) / Self.nodeSize) }
+        blockStarts.removeLast()
+        let blockCount = counts.indices.reduce(0) { $0 + (counts[$1] + Self.nodeSize - 1) / Self.nodeSize }
+        let floats = max(1, blockCount) * 4 * Self.nodeSize
+        let blocks = UnsafeMutableRawPointer.allocate(byteCount: floats * 4, alignment: 64).bindMemory(to: Float.self, capacity: floats)
+        blocks.initialize(repeating: .nan, count: floats)
+        /// Box `i` of `level`'s row `row` (0 minX, 1 minY, 2 maxX, 3 maxY).
+        func at(_ level: Int, _ i: Int, _ row: Int) -> UnsafeMutablePointer<Float> {
+            blocks + 4 * Self.nodeSize * (blockStarts[level] + i / Self.nodeSize) + Self.nodeSize * row + i % Self.nodeSize
         }
-        levelStarts.append(total)
-        var boxes: [Float] = []
-        boxes.reserveCapacity(total * 4)
         for i in 0..<n {
-            boxes.append(.below(doubles[4 * i])); boxes.append(.below(doubles[4 * i + 1]))
-            boxes.append(.above(doubles[4 * i + 2])); boxes.append(.above(doubles[4 * i + 3]))
+            at(0, i, 0).pointee = .below(doubles[4 * i]); at(0, i, 1).pointee = .below(doubles[4 * i + 1])
+            at(0, i, 2).pointee = .above(doubles[4 * i + 2]); at(0, i, 3).pointee = .above(doubles[4 * i + 3])
         }
         doubles = []
         // Each node's box is the union of its children's, in the level below.
-        for level in 1..<max(1, levelStarts.count - 1) {
-            let childStart = levelStarts[level - 1], childEnd = levelStarts[level]
-            var child = childStart
-            while child < childEnd {
-                let last = min(child + Self.nodeSize, childEnd)
+        for level in counts.indices.dropFirst() {
+            for node in 0..<counts[level] {
                 var minX = Float.infinity, minY = Float.infinity, maxX = -Float.infinity, maxY = -Float.infinity
-                for c in child..<last {
-                    minX = min(minX, boxes[4 * c]); minY = min(minY, boxes[4 * c + 1])
-                    maxX = max(maxX, boxes[4 * c + 2]); maxY = max(maxY, boxes[4 * c + 3])
+                for c in node * Self.nodeSize..<min((node + 1) * Self.nodeSize, counts[level - 1]) {
+                    minX = min(minX, at(level - 1, c, 0).pointee); minY = min(minY, at(level - 1, c, 1).pointee)
+                    maxX = max(maxX, at(level - 1, c, 2).pointee); maxY = max(maxY, at(level - 1, c, 3).pointee)
                 }
-                boxes.append(minX); boxes.append(minY); boxes.append(maxX); boxes.append(maxY)
-                child = last
+                at(level, node, 0).pointee = minX; at(level, node, 1).pointee = minY
+                at(level, node, 2).pointee = maxX; at(level, node, 3).pointee = maxY
             }
         }
-        self.boxes = boxes
+        self.blocks = blocks
         self.items = items
-        self.levelStarts = levelStarts
-        stack = .allocate(capacity: 2 * Self.nodeSize * levelStarts.count)
+        self.blockStarts = blockStarts
+        stack = .allocate(capacity: 2 * Self.nodeSize * counts.count)
     }
 
-    deinit { stack.deallocate() }
+    deinit {
+        stack.deallocate()
+        UnsafeMutableRawPointer(blocks).deallocate()
+    }
 
     public var count: Int { items.count }
 
@@ -134,49 +144,34 @@ public final class PackedRTree {
         -> UnsafeMutableBufferPointer<Int32>
     {
         if !appending { results.removeAll() }
-        let levels = levelStarts.count - 1
         guard items.count > 0 else { return results.contents }
-        boxes.withUnsafeBufferPointer { b in
-            items.withUnsafeBufferPointer { items in
-                levelStarts.withUnsafeBufferPointer { levelStarts in
-                    // The four comparisons at once (SIMD; negating is exact), then one branch on
-                    // the outcome, which mispredicts less than four short-circuit branches. The
-                    // query box is rounded outwards like the boxes: whatever meets it in Doubles
-                    // meets it in Floats.
-                    let flip = SIMD4<Float>(1, 1, -1, -1)
-                    let limits = SIMD4<Float>(.above(maxX), .above(maxY), -.below(minX), -.below(minY))
-                    @inline(__always) func meets(_ i: Int) -> Bool {
-                        let box = UnsafeRawPointer(b.baseAddress! + 4 * i).loadUnaligned(as: SIMD4<Float>.self)
-                        return all(box * flip .<= limits)
-                    }
-                    let root = levelStarts[levels] - 1
-                    guard meets(root) else { return }
-                    stack[0] = levels - 1
-                    stack[1] = root
-                    var top = 2
-                    while top > 0 {
-                        let node = stack[top - 1], level = stack[top - 2]
-                        top -= 2
-                        if level == 0 {
-                            results.append(items[node])
-                            continue
+        // The query box is rounded outwards like the boxes: whatever meets it in Doubles meets
+        // it in Floats.
+        let qMinX = Float.below(minX), qMinY = Float.below(minY), qMaxX = Float.above(maxX), qMaxY = Float.above(maxY)
+        items.withUnsafeBufferPointer { items in
+            blockStarts.withUnsafeBufferPointer { blockStarts in
+                let size = Self.nodeSize
+                stack[0] = blockStarts.count - 1
+                stack[1] = 0
+                var top = 2
+                while top > 0 {
+                    top -= 2
+                    let level = stack[top], block = stack[top + 1]
+                    var mask = geotrigger_meets16(blocks + 4 * size * (blockStarts[level] + block), qMinX, qMinY, qMaxX, qMaxY)
+                    if level == 0 {
+                        while mask != 0 {
+                            results.append(items[block * size + mask.trailingZeroBitCount])
+                            mask &= mask - 1
                         }
-                        let first = levelStarts[level - 1] + (node - levelStarts[level]) * Self.nodeSize
-                        let end = min(first + Self.nodeSize, levelStarts[level])
-                        if level == 1 {
-                            for child in first..<end where meets(child) { results.append(items[child]) }
-                        } else {
-                            // Pushed last to first, so they are walked first to last: leaves
-                            // come out in leaf order.
-                            var child = end - 1
-                            while child >= first {
-                                if meets(child) {
-                                    stack[top] = level - 1
-                                    stack[top + 1] = child
-                                    top += 2
-                                }
-                                child -= 1
-                            }
+                    } else {
+                        // Pushed last to first, so they are walked first to last: leaves come
+                        // out in leaf order.
+                        while mask != 0 {
+                            let k = 31 - mask.leadingZeroBitCount
+                            mask ^= 1 << k
+                            stack[top] = level - 1
+                            stack[top + 1] = block * size + k
+                            top += 2
                         }
                     }
                 }

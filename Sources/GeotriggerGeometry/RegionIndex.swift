@@ -331,7 +331,9 @@ public final class RegionIndex {
         // A spatially ordered index's packed tree gives them in order already.
         var k = 1
         while k < found.count && found[k - 1] < found[k] { k += 1 }
-        if k < found.count { found.smallSort() }
+        // Strictly ascending: no repeats either.
+        if k >= found.count { return UnsafeBufferPointer(found) }
+        found.smallSort()
         var unique = 0
         for k in 0..<found.count where unique == 0 || found[unique - 1] != found[k] {
             found[unique] = found[k]

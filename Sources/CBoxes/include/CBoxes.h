@@ -1,0 +1,38 @@
+#ifndef GEOTRIGGER_CBOXES_H
+#define GEOTRIGGER_CBOXES_H
+
+#include <stdint.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/// Which of 16 boxes meet a query box (closed intervals), as bit k for box k. The block holds
+/// the 16 boxes as four rows: 16 minX, 16 minY, 16 maxX, 16 maxY (64 floats, 16-byte aligned).
+/// A box with a NaN bound meets nothing (every comparison with NaN is false), so a short last
+/// block is padded with NaN. Four boxes per SSE comparison and one movemask per four, where
+/// Swift's SIMD types offer no mask-to-bits operation; other targets compare one box at a time.
+static inline uint32_t geotrigger_meets16(const float *block, float minX, float minY, float maxX, float maxY) {
+#if defined(__SSE2__)
+    const __m128 qMaxX = _mm_set1_ps(maxX), qMaxY = _mm_set1_ps(maxY);
+    const __m128 qMinX = _mm_set1_ps(minX), qMinY = _mm_set1_ps(minY);
+    uint32_t mask = 0;
+    for (int k = 0; k < 4; k++) {
+        const __m128 a = _mm_cmple_ps(_mm_load_ps(block + 4 * k), qMaxX);
+        const __m128 b = _mm_cmple_ps(_mm_load_ps(block + 16 + 4 * k), qMaxY);
+        const __m128 c = _mm_cmpge_ps(_mm_load_ps(block + 32 + 4 * k), qMinX);
+        const __m128 d = _mm_cmpge_ps(_mm_load_ps(block + 48 + 4 * k), qMinY);
+        mask |= (uint32_t)_mm_movemask_ps(_mm_and_ps(_mm_and_ps(a, b), _mm_and_ps(c, d))) << (4 * k);
+    }
+    return mask;
+#else
+    uint32_t mask = 0;
+    for (int k = 0; k < 16; k++) {
+        if (block[k] <= maxX && block[16 + k] <= maxY && block[32 + k] >= minX && block[48 + k] >= minY) {
+            mask |= (uint32_t)1 << k;
+        }
+    }
+    return mask;
+#endif
+}
+
+#endif
