@@ -403,6 +403,14 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
             line += random.next() % 10 == 0 ? random.pick(["} ", "}}", "", ",\"x\":1}", "}\u{0}", ",}"]) : "}"
             plain.append(line)
         }
+        let (lines, readings) = Self.expectPlainDecodesAsGeneral(plain)
+        #expect(readings > 2000, "most lines are valid fixes")
+        #expect(lines - readings > 500, "many are rejected")
+    }
+
+    /// Decodes `plain` as it is and with a space after each brace (which only the general parser
+    /// takes), expecting the same from both; returns the lines decoded and the readings among them.
+    static func expectPlainDecodesAsGeneral(_ plain: [String]) -> (lines: Int, readings: Int) {
         let general = plain.map { "{ " + $0.dropFirst() }
         let (_, fast) = decodeNDJSON(plain.joined(separator: "\n") + "\n")
         let (_, slow) = decodeNDJSON(general.joined(separator: "\n") + "\n")
@@ -412,8 +420,25 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
             #expect(a == b, "\(plain[k])")
             if a.step == .reading { readings += 1 }
         }
-        #expect(readings > 2000, "most lines are valid fixes")
-        #expect(fast.count - readings > 500, "many are rejected")
+        return (fast.count, readings)
+    }
+
+    /// Readings of one tick share their time, and the plain path takes a time whose bytes (and
+    /// the byte after them) repeat the last one's without parsing it again. Times from a small
+    /// pool that differ in one digit, in length, or only after the bytes the last one took (a
+    /// fraction, an exponent, a space): each line decodes as the general parser decodes it.
+    @Test func repeatedTimesDecodeAsTheGeneralParserDecodesThem() {
+        var rng = SplitMix64(seed: 31)
+        let pool = ["1700000000", "1700000001", "1700000010", "2700000000", "17000000000", "170000000", "1700000000.5",
+                    "1700000000e0", "-1700000000", "1700000000 ", "17000000", "170000000000000", "1700000000000000",
+                    "1700000000.25", "0", "1"]
+        var plain: [String] = []
+        for k in 0..<4000 {
+            // Runs of one time, as a fleet's tick writes them, broken by others.
+            let t = k % 7 == 0 || rng.below(4) == 0 ? pool[Int(rng.below(pool.count))] : pool[(k / 7) % 3]
+            plain.append(#"{"t":\#(t),"device":"d\#(k % 50)","lat":48.\#(k),"lon":16.\#(k % 97)}"#)
+        }
+        #expect(Self.expectPlainDecodesAsGeneral(plain).readings > 3000)
     }
 }
 
