@@ -39,7 +39,12 @@ public final class Engine {
     /// (a weak load per event cost an atomic operation and slow-path reference counting): an
     /// output that owns the engine must not be set here itself, but through an object that holds
     /// it without a strong reference, as `ReplayJob` does.
-    @exclusivity(unchecked) public var output: (any EngineOutput)?
+    public var output: (any EngineOutput)? {
+        get { outputReference.value }
+        set { outputReference.value = newValue }
+    }
+    /// `output`, called without reference counting on the per-event path.
+    private let outputReference = HeldReference<any EngineOutput>()
     private let relay = Relay()
     private let beaconRelay = BeaconRelay()
 
@@ -81,7 +86,7 @@ public final class Engine {
         beacons.sink = beaconRelay
         beacons.devices = monitor.devices
         scheduler.onDeliver = { [unowned self] d in
-            output?.delivery(d)
+            outputReference.call { $0.delivery(d) }
             onDeliver?(d)
         }
     }
@@ -223,7 +228,7 @@ public final class Engine {
     }
 
     fileprivate func report(_ e: RegionEvent) {
-        output?.regionEvent(e)
+        outputReference.call { $0.regionEvent(e) }
         onEvent?(e)
         if e.kind != .dwell {
             scheduler.handleRegionEvent(device: e.device, region: e.region, entry: e.kind == .enter, at: e.t)

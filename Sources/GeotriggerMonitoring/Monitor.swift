@@ -52,7 +52,12 @@ public final class Monitor {
     /// per event, and moves the sink's reference count to a side table where every retain takes
     /// the slow path. A sink that holds the monitor must not hold it strongly (the engine's relay
     /// holds the engine `unowned(unsafe)`).
-    @exclusivity(unchecked) public var sink: (any RegionEventSink)?
+    public var sink: (any RegionEventSink)? {
+        get { sinkReference.value }
+        set { sinkReference.value = newValue }
+    }
+    /// `sink`, called without reference counting on the per-event path.
+    private let sinkReference = HeldReference<any RegionEventSink>()
     /// The largest reading time seen (Unix seconds), or -∞ before the first.
     @exclusivity(unchecked) public private(set) var clock: Double = -.infinity
 
@@ -612,7 +617,7 @@ public final class Monitor {
     @inline(__always)
     private func emit(_ e: RegionEvent) {
         if anySilenced && silenced[Int(e.region)] & (1 << e.kind.rawValue) != 0 { return }
-        sink?.handle(e)
+        sinkReference.call { $0.handle(e) }
     }
 
     // MARK: Inspection
