@@ -65,7 +65,7 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Ignore fixes whose horizontal accuracy is worse than M metres (0 = no limit).", valueName: "M"))
     var maxAccuracy: Double = 200
 
-    @Option(help: ArgumentHelp("Fast path: each device keeps the regions within M metres of where it last asked the index, and tests only those whose boundary it may have reached (0 = plain path: query the index and test every nearby region at every fix). Events are identical either way.", valueName: "M"))
+    @Option(help: ArgumentHelp("Fast path: each device keeps the regions near where it last asked the index, and tests only those whose boundary it may have reached. How near (the reach) adapts to the device's speed and the clearances around it, between 0.7 M and 10 M metres (0 = plain path: query the index and test every nearby region at every fix). Events are identical either way.", valueName: "M"))
     var safeDistance: Double = 100
 
     @Option(name: .customLong("index"), help: ArgumentHelp("The tree over the regions' envelopes: packed (a flat Hilbert-sorted R-tree, 36 bytes per region, no GEOS call per query) or geos (the GEOS STRtree of SPEC §1). Both give the same candidates, hence the same events.", valueName: "packed|geos"))

@@ -24,10 +24,12 @@ public struct MonitorOptions: Sendable {
     public var dwell: Double? = nil
     public var initial: InitialPolicy = .enter
     /// Neighbourhood radius (metres) of the fast path. A device asks the index for the regions
-    /// near it once, keeps those whose boundary lies within this distance, and tests only them
-    /// until it has moved this far; in between, its fixes skip every test until it has moved as
-    /// far as its clearance to the nearest boundary. nil is the plain path: every fix queries the
-    /// index and tests every region there. The events are the same either way.
+    /// near it once, keeps those whose boundary lies within the neighbourhood's reach, and tests
+    /// only them until it has moved that far; in between, its fixes skip every test until it has
+    /// moved as far as its clearance to the nearest boundary. Each neighbourhood's reach adapts
+    /// to the device's speed and the clearances around it, between 0.7 and 10 times this
+    /// (`Monitor.reach(base:speed:limit:)`). nil is the plain path: every fix queries the index
+    /// and tests every region there. The events are the same either way.
     public var safeDistance: Double? = 100
 
     public init(maxAccuracy: Double = 200, dwell: Double? = nil, initial: InitialPolicy = .enter,
@@ -100,7 +102,10 @@ public final class Monitor {
         /// regions whose decision may change within that reach, ordered by the odometer reading
         /// at which they must be retested. reach 0 = none.
         var hoodPhi = 0.0, hoodLambda = 0.0, hoodCos = 0.0
-        var reach = 0.0
+        var reach: Float = 0
+        /// The longest reach the next neighbourhood may take: a few times the smallest clearance
+        /// found in this one (`reach(base:speed:limit:)`); 0 = none yet.
+        var reachLimit: Float = 0
         /// An upper bound on the path length (metres) from where the neighbourhood was taken,
         /// through every evaluated fix since, to the last one: the sum of the bounds between
         /// successive evaluated fixes.
@@ -108,8 +113,8 @@ public final class Monitor {
         var near = PodList<NearRegion>()
         /// Sorted by region.
         var visits = PodList<Visit>()
-        /// Pads the state to 128 bytes: two cache lines in the 64-byte-aligned buffer.
-        private var padding: Int64 = 0
+        /// When the neighbourhood was taken: the device's speed since then sets the next one's reach.
+        var hoodT = 0.0
     }
 
     /// A dwell timer: the visit (by its serial) of a device in a region.
@@ -328,25 +333,28 @@ public final class Monitor {
             return .applied
         }
         let q = GeoPoint(p)
-        guard let reach = options.safeDistance else {
+        guard let base = options.safeDistance else {
             evaluate(di, d, t, q, index.candidates(at: q.coordinate), first: first, safe: nil)
             return .applied
         }
         // Within the neighbourhood: only its regions whose clearance the move may have used up
         // can change. Beyond it: ask the index again.
+        var speed = 0.0  // metres per second since the neighbourhood was taken, once beyond it
         if states[di].reach > 0 {
             let moved = GeodesicCircle.maxCurvatureRadius
                 * Self.angleBound(phi, lambda, states[di].hoodPhi, states[di].hoodLambda, states[di].hoodCos)
-            if moved < states[di].reach {
+            if moved >= Double(states[di].reach) && t > states[di].hoodT { speed = moved / (t - states[di].hoodT) }
+            if moved < Double(states[di].reach) {
                 let step = GeodesicCircle.maxCurvatureRadius
                     * Self.angleBound(phi, lambda, states[di].anchorPhi, states[di].anchorLambda, states[di].anchorCos)
                 states[di].odometer += step
                 states[di].lastStep = Float(step)
                 let safe = retestNeighbourhood(di, d, t, q, odometer: states[di].odometer, first: first)
-                setAnchor(di, phi, lambda, q.cosLatitude, safe: min(safe, states[di].reach - moved))
+                setAnchor(di, phi, lambda, q.cosLatitude, safe: min(safe, Double(states[di].reach) - moved))
                 return .applied
             }
         }
+        let reach = Self.reach(base: base, speed: speed, limit: states[di].reachLimit)
         guard let box = index.candidates(around: q.coordinate, metres: reach) else {
             // Near a pole or the antimeridian: the plain path.
             states[di].reach = 0
@@ -362,11 +370,32 @@ public final class Monitor {
         states[di].hoodPhi = phi
         states[di].hoodLambda = lambda
         states[di].hoodCos = q.cosLatitude
-        states[di].reach = reach
+        states[di].reach = Float(reach)
+        states[di].reachLimit = max(1, Self.reachClearances * Float(safe))
+        states[di].hoodT = t
         states[di].odometer = 0
         setAnchor(di, phi, lambda, q.cosLatitude, safe: safe)
         return .applied
     }
+
+    /// The reach (metres) of a device's next neighbourhood. It bounds how far the device may
+    /// travel before the index is asked again, and how far a fix may skip its tests (never
+    /// beyond the neighbourhood's edge). Where regions are large and sparse (world: circles of
+    /// 1–5 km, vehicles at 20–30 m/s) a fixed 100 m sent a device back to the index every four
+    /// fixes; where they are small and crowded (city: 46 candidates within 100 m) a longer reach
+    /// only lengthens the lists it retests. So the reach is the distance the device covered in
+    /// `reachSeconds` at its speed since the last neighbourhood, at most `reachClearances` times
+    /// the smallest clearance found there (`limit`, 0 = none yet), kept within 0.7 to 10 times
+    /// `base` (`safeDistance`), and rounded to a Float (as it is stored). It decides only how
+    /// much work is done: decisions, and so events, are the same for any reach.
+    @inline(__always)
+    static func reach(base: Double, speed: Double, limit: Float) -> Double {
+        let wanted = limit > 0 ? min(reachSeconds * speed, Double(limit)) : reachSeconds * speed
+        return Double(Float(min(max(wanted, 0.7 * base), 10 * base)))
+    }
+
+    static let reachSeconds = 40.0
+    static let reachClearances: Float = 4
 
     /// Retests the neighbourhood regions due at `odometer` (they lead the list) and keeps the list
     /// sorted; returns the safe distance from `q` for the regions of the list. A region is

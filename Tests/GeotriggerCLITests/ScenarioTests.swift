@@ -47,15 +47,17 @@ struct ScenarioTests {
     }
 
     @Test("the safe-distance fast path gives exactly the events of evaluating every fix",
-          arguments: [["--hysteresis", "0", "--max-accuracy", "0"], ["--dwell", "20"],
+          arguments: [(Scenario.Kind.city, ["--hysteresis", "0", "--max-accuracy", "0"]), (.city, ["--dwell", "20"]),
                       // Small and large neighbourhoods: many re-queries; long odometer runs.
-                      ["--hysteresis", "0", "--safe-distance", "15"], ["--safe-distance", "1500"],
+                      (.city, ["--hysteresis", "0", "--safe-distance", "15"]), (.city, ["--safe-distance", "1500"]),
                       // The GEOS STRtree gives the same candidates as the packed tree.
-                      ["--hysteresis", "0", "--max-accuracy", "0", "--index", "geos"]])
-    func fastPathIsExact(options: [String]) throws {
+                      (.city, ["--hysteresis", "0", "--max-accuracy", "0", "--index", "geos"]),
+                      // Vehicles at 20–30 m/s among circles of 1–5 km: reaches grow to their longest.
+                      (.world, ["--hysteresis", "0", "--max-accuracy", "0"]), (.world, ["--dwell", "20"])])
+    func fastPathIsExact(kind: Scenario.Kind, options: [String]) throws {
         let dir = try CLI.temporaryDirectory()
-        let made = try CLI.run(["scenario", "city", "--seed", "11", "--regions", "20000", "--devices", "100",
-                                "--seconds", "120", "--out", dir.path])
+        let made = try CLI.run(["scenario", kind.rawValue, "--seed", "11", "--regions", "20000", "--devices", "100",
+                                "--seconds", kind == .world ? "600" : "120", "--places", Self.places, "--out", dir.path])
         #expect(made.status == 0)
         let args = ["replay", "--regions", dir.appendingPathComponent("regions.csv").path] + options
             + [dir.appendingPathComponent("readings.ndjson").path]
