@@ -10,11 +10,11 @@
 public final class DeviceTable {
     @exclusivity(unchecked) private var slots: [Int32]          // device id + 1, 0 = empty
     @exclusivity(unchecked) private var hashes: [UInt64] = []     // per device
-    @exclusivity(unchecked) private var offsets: [Int] = []       // per device, into `arena`
-    @exclusivity(unchecked) private var lengths: [Int32] = []
+    /// Per device, where its name lies in `arena`.
+    @exclusivity(unchecked) @usableFromInline var names = PodList<NameSpan>()
     /// The names back to back, owned here (a raw buffer, so reading a name costs no reference
     /// counting).
-    @exclusivity(unchecked) private var arena = PodList<UInt8>()
+    @exclusivity(unchecked) @usableFromInline var arena = PodList<UInt8>()
     /// Ranks set with `setRank`; devices beyond it rank by id.
     @exclusivity(unchecked) private var ranks: [UInt64] = []
     private var mask: Int
@@ -22,7 +22,12 @@ public final class DeviceTable {
     /// A raw list, so that `successor(of:)` inlines into the monitor's prefetching.
     @exclusivity(unchecked) @usableFromInline var successors = PodList<Int32>()
     /// The device interned last (−1 = none yet).
-    @exclusivity(unchecked) private var previous: Int32 = -1
+    @exclusivity(unchecked) @usableFromInline var previous: Int32 = -1
+
+    @usableFromInline struct NameSpan {
+        @usableFromInline var offset: UInt32
+        @usableFromInline var length: UInt32
+    }
 
     public init(capacity: Int = 1024) {
         var size = 16
@@ -35,13 +40,15 @@ public final class DeviceTable {
     deinit {
         arena.free()
         successors.free()
+        names.free()
     }
 
     /// Number of devices seen.
-    public var count: Int { offsets.count }
+    public var count: Int { Int(names.count) }
 
-    /// The id of `name`, adding it if new. `isNew` tells whether it was just added.
-    @inline(__always)
+    /// The id of `name`, adding it if new. `isNew` tells whether it was just added. The guess
+    /// (the successor of the device interned last) is tried inline; the hash out of line.
+    @inlinable @inline(__always)
     public func intern(_ name: UnsafeRawBufferPointer) -> (id: Int32, isNew: Bool) {
         if previous >= 0 {
             let guess = successors[Int(previous)]
@@ -50,6 +57,11 @@ public final class DeviceTable {
                 return (guess, false)
             }
         }
+        return internByHash(name)
+    }
+
+    @usableFromInline
+    func internByHash(_ name: UnsafeRawBufferPointer) -> (id: Int32, isNew: Bool) {
         let h = Self.hash(name)
         var i = Int(truncatingIfNeeded: h) & mask
         while true {
@@ -62,15 +74,15 @@ public final class DeviceTable {
             }
             i = (i + 1) & mask
         }
-        let id = Int32(offsets.count)
+        let id = Int32(names.count)
         successors.append(-1)
         follow(id)
         slots[i] = id + 1
         hashes.append(h)
-        offsets.append(Int(arena.count))
-        lengths.append(Int32(name.count))
+        precondition(Int(arena.count) + name.count <= Int(UInt32.max), "device names beyond 4 GiB")
+        names.append(NameSpan(offset: UInt32(arena.count), length: UInt32(name.count)))
         arena.append(contentsOf: name.assumingMemoryBound(to: UInt8.self))
-        if offsets.count * 2 > slots.count { grow() }
+        if Int(names.count) * 2 > slots.count { grow() }
         return (id, true)
     }
 
@@ -89,8 +101,8 @@ public final class DeviceTable {
     /// Starts loading the name of `id` into the cache (for the comparison of a coming `intern`).
     @inline(__always)
     public func prefetchName(_ id: Int32) {
-        guard id >= 0 && Int(id) < offsets.count else { return }
-        let o = offsets[Int(id)]
+        guard id >= 0 && id < names.count else { return }
+        let o = Int(names[Int(id)].offset)
         geotrigger_prefetch(arena.base.map { $0 + o })
     }
 
@@ -120,42 +132,47 @@ public final class DeviceTable {
 
     /// The name's bytes; valid until the next `intern` of a new device.
     public func nameBytes(_ id: Int32) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: arena.base.map { $0 + offsets[Int(id)] }, count: Int(lengths[Int(id)]))
+        let span = names[Int(id)]
+        return UnsafeRawBufferPointer(start: arena.base.map { $0 + Int(span.offset) }, count: Int(span.length))
     }
 
     public func name(_ id: Int32) -> String {
         withName(id) { String(decoding: $0, as: UTF8.self) }
     }
 
-    @inline(__always)
-    private func equals(_ id: Int, _ name: UnsafeRawBufferPointer) -> Bool {
-        let n = Int(lengths[id])
+    @inlinable @inline(__always)
+    func equals(_ id: Int, _ name: UnsafeRawBufferPointer) -> Bool {
+        let span = names[id]
+        let n = Int(span.length)
         guard n == name.count else { return false }
         if n == 0 { return true }
-        return Self.sameBytes(UnsafeRawPointer(arena.base.unsafelyUnwrapped + offsets[id]), name.baseAddress!, n)
+        return Self.sameBytes(UnsafeRawPointer(arena.base.unsafelyUnwrapped + Int(span.offset)), name.baseAddress!, n)
     }
 
     /// Whether `n` (> 0) bytes at `a` and `b` are equal. Up to 16 bytes (most device ids) as two
-    /// overlapping words of 8, 4 or 2 bytes (or one byte), reading nothing outside either run; longer
-    /// ones by `memcmp`.
-    @inline(__always)
+    /// overlapping words of 8, 4 or 2 bytes (or one byte), reading nothing outside either run;
+    /// longer ones by `memcmp`.
+    @inlinable @inline(__always)
     static func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
         @inline(__always) func pair<W: FixedWidthInteger>(_: W.Type) -> Bool {
             let last = n - MemoryLayout<W>.size
             return a.loadUnaligned(as: W.self) == b.loadUnaligned(as: W.self)
                 && a.loadUnaligned(fromByteOffset: last, as: W.self) == b.loadUnaligned(fromByteOffset: last, as: W.self)
         }
-        if n >= 8 { return n <= 16 ? pair(UInt64.self) : memcmp(a, b, n) == 0 }
+        if n >= 8 { return n <= 16 ? pair(UInt64.self) : sameLongBytes(a, b, n) }
         if n >= 4 { return pair(UInt32.self) }
         if n >= 2 { return pair(UInt16.self) }
         return a.load(as: UInt8.self) == b.load(as: UInt8.self)
     }
 
+    @usableFromInline
+    static func sameLongBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool { memcmp(a, b, n) == 0 }
+
     private func grow() {
         let size = slots.count * 2
         slots = [Int32](repeating: 0, count: size)
         mask = size - 1
-        for id in 0..<offsets.count {
+        for id in 0..<Int(names.count) {
             var i = Int(truncatingIfNeeded: hashes[id]) & mask
             while slots[i] != 0 { i = (i + 1) & mask }
             slots[i] = Int32(id + 1)
