@@ -327,9 +327,9 @@ public final class Monitor {
         let first = !states[di].hasFix
         states[di].hasFix = true
         let phi = p.latitude * (Double.pi / 180), lambda = p.longitude * (Double.pi / 180)
-        if states[di].safeAngle > 0
-            && Self.angleBound(phi, lambda, states[di].anchorPhi, states[di].anchorLambda, states[di].anchorCos)
-                < states[di].safeAngle {
+        // From the last evaluated fix: whether this one may skip, else the odometer's step.
+        let fromAnchor = Self.angleBound(phi, lambda, states[di].anchorPhi, states[di].anchorLambda, states[di].anchorCos)
+        if states[di].safeAngle > 0 && fromAnchor < states[di].safeAngle {
             return .applied
         }
         let q = GeoPoint(p)
@@ -345,8 +345,7 @@ public final class Monitor {
                 * Self.angleBound(phi, lambda, states[di].hoodPhi, states[di].hoodLambda, states[di].hoodCos)
             if moved >= Double(states[di].reach) && t > states[di].hoodT { speed = moved / (t - states[di].hoodT) }
             if moved < Double(states[di].reach) {
-                let step = GeodesicCircle.maxCurvatureRadius
-                    * Self.angleBound(phi, lambda, states[di].anchorPhi, states[di].anchorLambda, states[di].anchorCos)
+                let step = GeodesicCircle.maxCurvatureRadius * fromAnchor
                 states[di].odometer += step
                 states[di].lastStep = Float(step)
                 let safe = retestNeighbourhood(di, d, t, q, odometer: states[di].odometer, first: first)
