@@ -14,7 +14,7 @@ import GeotriggerCore
 /// geometry made and freed per insertion. Items are not owned; any Int32 is allowed.
 ///
 /// A node's 16 children are one block of four rows (16 minX, then minY, maxX, maxY), so a query
-/// tests all 16 with four SSE comparisons per row of four and a movemask (`geotrigger_meets16`)
+/// tests them four boxes at a time with SSE comparisons and a movemask (`geotrigger_meets16`)
 /// and walks only the children whose bit is set.
 public final class PackedRTree {
     /// Every level's boxes, leaves first, then each level up to the root (one box), in blocks of
@@ -32,6 +32,7 @@ public final class PackedRTree {
     /// time: a walk holds at most a node's children per level. (A temporary allocation of that
     /// size can go to the heap, once per query.)
     private let stack: UnsafeMutablePointer<Int>
+    /// Children per node: 16, the block `geotrigger_meets16` tests.
     static let nodeSize = 16
 
     /// Collects boxes, then builds the tree (`build`) in place without copying them.

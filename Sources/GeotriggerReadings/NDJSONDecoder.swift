@@ -132,9 +132,11 @@ public final class NDJSONDecoder: ReadingDecoder {
 
     /// The time at `p[5]` (after `{"t":`): the cached one when its bytes recur, else
     /// `PlainLine.number`'s, cached when it is 8 to 15 bytes long. Returns the index after it,
-    /// or -1 as `number` does. Reads words at 5 and 13, within the line's slack.
+    /// or -1 as `number` does. The words at 5 and 13 are read only from a line longer than 20
+    /// bytes (a plain fix is over 50), so never past it.
     @inline(__always)
     private func plainTime(_ p: UnsafePointer<UInt8>, _ n: Int, _ t: inout Double) -> Int {
+        guard n > 20 else { return PlainLine.number(p, 5, n, &t) }
         let w0 = PlainLine.word(p, 5), w1 = PlainLine.word(p, 13)
         if timeLength > 0 && w0 == timeWords.0 && w1 & timeMask == timeWords.1 && 5 &+ timeLength < n {
             t = timeValue
