@@ -336,6 +336,26 @@ struct EnvelopeTests {
         #expect(sinCos(.nan).sin.isNaN)
     }
 
+    /// Tier 2's small sines (Taylor polynomial with multiplied reciprocals) and cos φ in degrees
+    /// (the inlined kernels) stay within a few ulps of the C library, relatively: tier 2's
+    /// margins are 10⁻⁹, so such differences never change a decision or a rounded distance.
+    @Test func tierTwoSinesAndCosinesMatchTheCLibrary() {
+        var rng = SplitMix64(seed: 32)
+        var worstSin = 0.0, worstCos = 0.0
+        for k in 0..<1_000_000 {
+            let u = Double(rng.next() >> 11) / Double(1 << 53) * 2 - 1
+            // Half-angles of a few metres to the polynomial's edge at 1/64, and beyond it.
+            let x = k % 4 == 0 ? u / 60 : u * 1e-3 * pow(10, -Double(k % 9))
+            worstSin = max(worstSin, abs(smallSin(x) - sin(x)) / max(abs(sin(x)), .leastNormalMagnitude))
+            let degrees = u * 90
+            let exact = abs(degrees) <= 45 ? cos(abs(degrees) * (Double.pi / 180)) : sin((90 - abs(degrees)) * (Double.pi / 180))
+            worstCos = max(worstCos, abs(cosDegrees(degrees) - exact) / exact)
+        }
+        #expect(worstSin <= 4e-16, "smallSin's largest relative difference \(worstSin)")
+        #expect(worstCos <= 4e-16, "cosDegrees' largest relative difference \(worstCos)")
+        #expect(cosDegrees(90) == 0 && cosDegrees(0) == 1 && smallSin(0) == 0)
+    }
+
     /// An event's centimetres are rounded ties-away without libm: it must agree with `rounded()`.
     @Test func roundingAgreesWithRounded() {
         var rng = SplitMix64(seed: 32)
