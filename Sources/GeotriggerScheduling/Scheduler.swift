@@ -83,7 +83,7 @@ public final class Scheduler {
     private var forDevice: [String: [Int32]] = [:]
     /// Whether a device's first reading adds any request (either list above is not empty; both
     /// are fixed at init). Without, `deviceSeen` has nothing to do and keeps no per-device state.
-    @exclusivity(unchecked) private var addsAtFirstSight = false
+    @exclusivity(unchecked) @usableFromInline private(set) var addsAtFirstSight = false
     @exclusivity(unchecked) private var centers: [Center] = []
     @exclusivity(unchecked) @usableFromInline var timers = TimerQueue<Timer>()
     private var instanceCounter: UInt32 = 0
@@ -124,9 +124,14 @@ public final class Scheduler {
 
     /// A device's reading arrived: at its first one, the requests meant for it are added (time
     /// triggers count from `t`). Call before handing that reading's region events in.
-    @inline(__always)
+    /// Inlinable, so that a run without such requests pays one load and branch per reading.
+    @inlinable @inline(__always)
     public func deviceSeen(_ d: Int32, at t: Double) {
-        guard addsAtFirstSight else { return }
+        if addsAtFirstSight { deviceSeenAddingRequests(d, at: t) }
+    }
+
+    @usableFromInline
+    func deviceSeenAddingRequests(_ d: Int32, at t: Double) {
         if Int(d) < centers.count && centers[Int(d)].seen { return }
         firstSeen(d, at: t)
     }
