@@ -130,7 +130,7 @@ public final class Engine {
     /// nothing runs that could read it. The clock itself moved with the reading.
     @inline(__always)
     private func reading<R>(device: Int32, t: Double, _ apply: () -> R) -> R {
-        if !(monitor.earliestTimerDue >= t && beacons.earliestTimerDue >= t && scheduler.earliestTimerDue >= t) {
+        if !nothingDue(before: t) {
             phase = .timersBefore
             fireTimers(before: t)
             phase = .reading
@@ -138,7 +138,7 @@ public final class Engine {
         scheduler.deviceSeen(device, at: t)
         let result = apply()
         let now = monitor.clock
-        if !(monitor.earliestTimerDue > now && beacons.earliestTimerDue > now && scheduler.earliestTimerDue > now) {
+        if !nothingDue(through: now) {
             phase = .timersAfter
             advance(to: now)
             phase = .reading
@@ -161,14 +161,26 @@ public final class Engine {
 
     /// Fires every timer (dwell and notification) due strictly before `t`, earliest first.
     public func fireTimers(before t: Double) {
-        // Usually nothing is due, and three loads say so (a NaN time takes the loop, as before).
-        if monitor.earliestTimerDue >= t && beacons.earliestTimerDue >= t && scheduler.earliestTimerDue >= t { return }
+        if nothingDue(before: t) { return }
         while let (due, queue) = nextTimer(), due < t { fireNext(queue, due: due) }
+    }
+
+    /// Whether no timer of the three queues is due strictly before `t`: three loads, the usual
+    /// answer for every reading (a NaN `t` answers no, so the loops decide it, as before).
+    @inline(__always)
+    private func nothingDue(before t: Double) -> Bool {
+        monitor.earliestTimerDue >= t && beacons.earliestTimerDue >= t && scheduler.earliestTimerDue >= t
+    }
+
+    /// Whether no timer of the three queues is due at or before `t`.
+    @inline(__always)
+    private func nothingDue(through t: Double) -> Bool {
+        monitor.earliestTimerDue > t && beacons.earliestTimerDue > t && scheduler.earliestTimerDue > t
     }
 
     /// Moves the clock to `t` (never back) and fires every timer due by then, earliest first.
     public func advance(to t: Double) {
-        if !(monitor.earliestTimerDue > t && beacons.earliestTimerDue > t && scheduler.earliestTimerDue > t) {
+        if !nothingDue(through: t) {
             while let (due, queue) = nextTimer(), due <= t { fireNext(queue, due: due) }
         }
         monitor.advance(to: t)

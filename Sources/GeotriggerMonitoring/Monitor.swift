@@ -53,7 +53,7 @@ public final class Monitor {
     /// Receives every event. Held strongly: a weak reference costs an atomic load and release
     /// per event, and moves the sink's reference count to a side table where every retain takes
     /// the slow path. A sink that holds the monitor must not hold it strongly (the engine's relay
-    /// holds the engine `unowned(unsafe)`).
+    /// holds the engine unretained).
     public var sink: (any RegionEventSink)? {
         get { sinkReference.value }
         set { sinkReference.value = newValue }
@@ -343,7 +343,6 @@ public final class Monitor {
         if states[di].reach > 0 {
             let moved = GeodesicCircle.maxCurvatureRadius
                 * Self.angleBound(phi, lambda, states[di].hoodPhi, states[di].hoodLambda, states[di].hoodCos)
-            if moved >= Double(states[di].reach) && t > states[di].hoodT { speed = moved / (t - states[di].hoodT) }
             if moved < Double(states[di].reach) {
                 let step = GeodesicCircle.maxCurvatureRadius * fromAnchor
                 states[di].odometer += step
@@ -352,6 +351,7 @@ public final class Monitor {
                 setAnchor(di, phi, lambda, q.cosLatitude, safe: min(safe, Double(states[di].reach) - moved))
                 return .applied
             }
+            if t > states[di].hoodT { speed = moved / (t - states[di].hoodT) }
         }
         let reach = Self.reach(base: base, speed: speed, limit: states[di].reachLimit)
         guard let box = index.candidates(around: q.coordinate, metres: reach) else {
