@@ -137,7 +137,7 @@ public final class Engine {
         }
         scheduler.deviceSeen(device, at: t)
         let result = apply()
-        let now = monitor.clock
+        let now = monitor.currentClock
         if !nothingDue(through: now) {
             phase = .timersAfter
             advance(to: now)

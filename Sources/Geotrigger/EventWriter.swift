@@ -15,7 +15,7 @@ public final class EventWriter: EngineOutput {
     /// Events written by kind, in `RegionEvent.Kind` order.
     public var counts: [Int] { [kindCounts.0, kindCounts.1, kindCounts.2] }
     /// The first write failure; the driver stops at the next reading when it is set.
-    public private(set) var failure: IOFailure?
+    @exclusivity(unchecked) public private(set) var failure: IOFailure?
     /// Deliveries by trigger kind, in `Self.triggerKinds` order.
     public private(set) var deliveryCounts = [Int](repeating: 0, count: EventWriter.triggerKinds.count)
     public static let triggerKinds = ["location", "timeInterval", "calendar", "push"]

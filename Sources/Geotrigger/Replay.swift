@@ -204,32 +204,60 @@ public final class Replay {
                                                progress: ProgressBar?, rejects: OutputFile?,
                                                reported: inout Int) throws {
         let monitor = engine.monitor
-        var sinceProgress = 0
+        // The loop's counters live in an object: locals captured by the fast lane's closure
+        // would be boxed and checked for exclusive access at every reading.
+        let loop = ReadLoopState(reported: reported)
+        defer { reported = loop.reported }
+        @inline(__always) func fix(_ d: Int32, _ t: Double, _ p: Coordinate, _ accuracy: Double,
+                                   line: UnsafeRawBufferPointer) throws {
+            switch engine.fix(device: d, t: t, at: p, accuracy: accuracy) {
+            case .applied: statistics.fixes += 1
+            case .ignoredForAccuracy:
+                statistics.fixes += 1
+                statistics.ignoredForAccuracy += 1
+            case .rejected(let reason):
+                try reject(reason, source: source.rejectSource, line: line, rejects: rejects, reported: &loop.reported)
+            }
+        }
+        @inline(__always) func counted() {
+            loop.sinceProgress += 1
+            if let progress, loop.sinceProgress >= 4096 {
+                loop.sinceProgress = 0
+                progress.update(bytes: source.bytesRead, records: statistics.records)
+            }
+        }
         readLoop: while true {
+            // Runs of plain fixes go straight from the decoder's buffer to the engine.
+            source.drainPlainFixes { t, name, latitude, longitude, accuracy in
+                do {
+                    try fix(monitor.device(name), t, Coordinate(latitude: latitude, longitude: longitude), accuracy,
+                            line: source.rejectedLine)
+                } catch {
+                    loop.thrown = error
+                    return false
+                }
+                counted()
+                return writer.failure == nil
+            }
+            if let thrown = loop.thrown { throw thrown }
+            if let failure = writer.failure { throw ReplayError.io(failure.description) }
             switch source.nextStep() {
             case .end:
                 break readLoop
             case .rejected(let reason):
                 try reject(reason, source: source.rejectSource, line: source.rejectedLine,
-                           rejects: rejects, reported: &reported)
+                           rejects: rejects, reported: &loop.reported)
             case .reading:
                 let r = source.current
                 let d = monitor.device(r.device)
                 switch r.kind {
                 case .fix:
-                    switch engine.fix(device: d, t: r.t, at: Coordinate(latitude: r.latitude, longitude: r.longitude),
-                                      accuracy: r.accuracy) {
-                    case .applied: statistics.fixes += 1
-                    case .ignoredForAccuracy:
-                        statistics.fixes += 1
-                        statistics.ignoredForAccuracy += 1
-                    case .rejected(let reason):
-                        try reject(reason, source: source.rejectSource, line: r.line, rejects: rejects, reported: &reported)
-                    }
+                    try fix(d, r.t, Coordinate(latitude: r.latitude, longitude: r.longitude), r.accuracy, line: r.line)
                 case .sighting:
                     switch engine.sighting(device: d, t: r.t, beacon: r.beacon, rssi: r.rssi, tx: r.tx) {
                     case nil:
-                        try reject(.outOfOrder, source: source.rejectSource, line: r.line, rejects: rejects, reported: &reported)
+                        try reject(.outOfOrder, source: source.rejectSource, line: r.line, rejects: rejects,
+                                   reported: &loop.reported)
                     case .applied?:
                         statistics.sightings += 1
                     case .unmatched?:
@@ -238,21 +266,17 @@ public final class Replay {
                     }
                 case .control:
                     if let reason = engine.touch(device: d, t: r.t) {
-                        try reject(reason, source: source.rejectSource, line: r.line, rejects: rejects, reported: &reported)
+                        try reject(reason, source: source.rejectSource, line: r.line, rejects: rejects, reported: &loop.reported)
                     } else if let problem = ControlRecord.apply(r, device: d, to: engine.scheduler) {
                         try reject(.badControl, detail: problem, source: source.rejectSource, line: r.line,
-                                   rejects: rejects, reported: &reported)
+                                   rejects: rejects, reported: &loop.reported)
                     } else {
                         statistics.controls += 1
                     }
                 }
                 if let failure = writer.failure { throw ReplayError.io(failure.description) }
             }
-            sinceProgress += 1
-            if let progress, sinceProgress >= 4096 {
-                sinceProgress = 0
-                progress.update(bytes: source.bytesRead, records: statistics.records)
-            }
+            counted()
         }
     }
 
@@ -334,12 +358,30 @@ func fileSize(_ path: String) -> Int {
 /// What the replay loop reads: a decoder of a known type, or several merged by time.
 protocol ReplaySource: AnyObject {
     func nextStep() -> DecodeStep
+    /// Hands the plain fixes that follow straight to `body` while it returns true, each counted
+    /// as read first (`NDJSONDecoder.drainPlainFixes`); a source without such a lane hands none.
+    func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+                                  _ longitude: Double, _ accuracy: Double) -> Bool)
     /// The reading of the last `.reading` step.
     var current: Reading { get }
     var rejectedLine: UnsafeRawBufferPointer { get }
     /// The decoder the last step came from (its name and line number go in reject reports).
     var rejectSource: any ReadingDecoder { get }
     var bytesRead: Int { get }
+}
+
+/// `Replay.readAll`'s mutable state, in an object so its fast lane's closure can reach it
+/// without boxes or dynamic exclusivity checks.
+private final class ReadLoopState {
+    @exclusivity(unchecked) var reported: Int
+    @exclusivity(unchecked) var sinceProgress = 0
+    @exclusivity(unchecked) var thrown: (any Error)?
+    init(reported: Int) { self.reported = reported }
+}
+
+extension ReplaySource {
+    func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+                                  _ longitude: Double, _ accuracy: Double) -> Bool) {}
 }
 
 /// A single decoder is its own source.

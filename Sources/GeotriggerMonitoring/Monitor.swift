@@ -62,6 +62,10 @@ public final class Monitor {
     private let sinkReference = HeldReference<any RegionEventSink>()
     /// The largest reading time seen (Unix seconds), or -∞ before the first.
     @exclusivity(unchecked) public private(set) var clock: Double = -.infinity
+    /// `clock`, read without an exclusivity check in other modules too (a direct read of a
+    /// class's stored property from another module is checked at run time, whatever its
+    /// attribute here): the engine reads it after every reading.
+    @inlinable public var currentClock: Double { clock }
 
     /// One visit: the device is inside `region` since `enteredAt`. 16 bytes.
     public struct Visit: Sendable {

@@ -100,6 +100,21 @@ final class LineFraming {
         return next(parse)
     }
 
+    /// `next(whole:_:)` for as long as `whole` takes lines, without the general path: each line
+    /// `whole` takes counts as read (`reading` is not touched), then `body` is called; stops at
+    /// the first line `whole` declines or when `body` returns false.
+    @inline(__always)
+    func drain(whole: (_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Int, _ body: () -> Bool) {
+        while let rest = reader.buffered, rest.count > 0 {
+            let length = whole(rest.baseAddress!.assumingMemoryBound(to: UInt8.self), rest.count)
+            guard length >= 0 && length <= reader.maxLineLength else { return }
+            let l = reader.takeLine(length: length)
+            lineNumber = reader.lineNumber
+            line = l
+            if !body() { return }
+        }
+    }
+
     @inline(never)
     private func growScratch(_ n: Int) {
         scratch.deallocate()

@@ -112,13 +112,40 @@ public final class NDJSONDecoder: ReadingDecoder {
     @inline(__always)
     private func plainFixLine(_ p: UnsafePointer<UInt8>, _ available: Int) -> Int {
         var fix = PlainFix()
+        let length = plainFixLength(p, available, &fix)
+        if length >= 0 { accept(fix, p) }
+        return length
+    }
+
+    /// `plainFixLine` without taking the fix: the line's length, the fix in `fix`.
+    @inline(__always)
+    private func plainFixLength(_ p: UnsafePointer<UInt8>, _ available: Int, _ fix: inout PlainFix) -> Int {
         let brace = plainFixBrace(p, available, &fix)
         guard brace >= 0, brace + 1 < available else { return -1 }
         let ends = p[brace + 1] == UInt8(ascii: "\n")
             || brace + 2 < available && p[brace + 1] == UInt8(ascii: "\r") && p[brace + 2] == UInt8(ascii: "\n")
-        guard ends else { return -1 }
-        accept(fix, p)
-        return brace + 1
+        return ends ? brace + 1 : -1
+    }
+
+    /// Hands the plain fixes that follow in the read buffer to `body`, one per line, while it
+    /// returns true: the replay loop's fast lane. Each is the reading `next()` would return, and
+    /// its line counts as read (`lineNumber` and `rejectedLine` name it) before `body` sees it;
+    /// `current` is left as it was. Stops, leaving the line to `next()`, at the
+    /// first line that is not a plain fix or is not wholly buffered yet; does nothing unless the
+    /// last line `next()` decided was a plain fix (so a stream of other records is not tried
+    /// twice). The device's bytes are valid only during the call.
+    public func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+                                         _ longitude: Double, _ accuracy: Double) -> Bool) {
+        guard lastWasPlain else { return }
+        var fix = PlainFix()
+        var line = UnsafePointer<UInt8>(bitPattern: 1).unsafelyUnwrapped
+        framing.drain(whole: { p, available in
+            line = p
+            return plainFixLength(p, available, &fix)
+        }) {
+            body(fix.t, UnsafeRawBufferPointer(start: line + fix.deviceStart, count: fix.deviceCount),
+                 fix.latitude, fix.longitude, fix.accuracy)
+        }
     }
 
     /// The time of the last plain line whose time took 8 to 15 bytes, with the byte after it:

@@ -102,6 +102,42 @@ struct ReplayCommandTests {
         #expect(rejects[2].contains("\tolder-than-previous\t"))
     }
 
+    /// Runs of plain fixes go from the read buffer straight to the engine; a fix the engine
+    /// rejects there (older than its device's previous one) is still reported under its own line,
+    /// with its own bytes, and the run goes on; under `--strict` it stops the run at that line.
+    @Test("a fix rejected inside a run of plain lines is reported under its own line")
+    func rejectsInsidePlainRuns() throws {
+        let dir = try CLI.temporaryDirectory()
+        let regions = try write(Self.regions, "regions.geojson", in: dir)
+        var lines: [String] = []
+        for t in 0..<40 {
+            let lat = t < 30 ? "48.2" : "48.3"
+            lines.append(#"{"t":\#(t),"device":"d\#(t % 3)","lat":\#(lat),"lon":16.37,"accuracy":5}"#)
+        }
+        lines[16] = #"{"t":5,"device":"d1","lat":48.2,"lon":16.37,"accuracy":5}"#  // d1 was at t 13
+        lines[27] = #"{"t":1,"device":"d0","lat":48.2,"lon":16.37}"#
+        let input = try write(lines.joined(separator: "\n") + "\n", "fixes.ndjson", in: dir)
+        let rejectsPath = dir.appendingPathComponent("rejects.tsv").path
+        let r = try CLI.run(["replay", "--regions", regions, "--rejects", rejectsPath, input])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("fixes.ndjson:17: older than the device's previous reading"))
+        #expect(r.stderr.contains("fixes.ndjson:28: older than the device's previous reading"))
+        #expect(r.stderr.contains("38 fixes"))
+        #expect(r.stderr.contains("2 rejected"))
+        let rejects = try String(contentsOfFile: rejectsPath, encoding: .utf8).split(separator: "\n")
+        #expect(rejects.count == 2)
+        #expect(rejects.first?.hasSuffix("fixes.ndjson:17\tolder-than-previous\t" + lines[16]) == true)
+        #expect(rejects.last?.hasSuffix("fixes.ndjson:28\tolder-than-previous\t" + lines[27]) == true)
+        // Three devices enter home at their first fix and leave it at t 30–32.
+        #expect(r.lines.count == 6)
+
+        let strict = try CLI.run(["replay", "--regions", regions, "--strict", input])
+        #expect(strict.status == 65)
+        #expect(strict.stderr.contains("fixes.ndjson:17: older than the device's previous reading"))
+        #expect(!strict.stderr.contains("fixes.ndjson:28"))
+        #expect(strict.lines.count <= 3)
+    }
+
     @Test("--strict stops at the first bad record with status 65")
     func strict() throws {
         let dir = try CLI.temporaryDirectory()
