@@ -112,7 +112,10 @@ public struct RecordCursor {
             put("null")
             return
         }
-        let v = UInt64(scaled.rounded())
+        // Half away from zero without a libm call: below 2⁵² the truncation and the remainder
+        // are exact; above, every double is a whole number.
+        var v = UInt64(scaled)
+        if scaled < 4_503_599_627_370_496 && scaled - Double(v) >= 0.5 { v += 1 }
         if x < 0 && v != 0 { put(UInt8(ascii: "-")) }
         putDecimal(v / 100)
         let cents = v % 100
@@ -173,17 +176,10 @@ extension OutputFile {
     /// An RFC 3339 UTC time with milliseconds, quoted, at `cursor`: at most 34 bytes.
     @inline(__always)
     public func putTime(_ t: Double, _ cursor: inout RecordCursor) {
-        let slot: Int
-        if t == times.0 {
-            slot = 0
-        } else if t == times.1 {
-            slot = 1
-        } else {
-            slot = formatTime(t)
-        }
-        newerTime = slot
-        let n = slot == 0 ? timeLengths.0 : timeLengths.1
+        let slot = Self.timeSlot(t)
+        if !(timeKeys[slot] == t) { formatTime(t, slot) }
         let bytes = timeBytes + 32 * slot
+        let n = Int(bytes[31])
         cursor.put(UInt8(ascii: "\""))
         if n == 24 {
             // The usual width, as three words.
@@ -198,27 +194,27 @@ extension OutputFile {
         cursor.put(UInt8(ascii: "\""))
     }
 
-    /// Formats `t` into the time slot used less recently; returns the slot.
+    /// The cache slot of `t`: the top bits of its bit pattern times a large odd constant (whole
+    /// seconds, the usual times, land in distinct slots a few hundred apart).
+    @inline(__always)
+    static func timeSlot(_ t: Double) -> Int {
+        Int(truncatingIfNeeded: (t.bitPattern &* 0x9E37_79B9_7F4A_7C15) >> 54)
+    }
+
+    /// Formats `t` into `slot` (at most 29 bytes: 24 for years 0…9999).
     @inline(never)
-    private func formatTime(_ t: Double) -> Int {
-        let slot = 1 - newerTime
+    private func formatTime(_ t: Double, _ slot: Int) {
         let bytes = timeBytes + 32 * slot
         var n = RFC3339.format24(t, to: bytes, days: &dayCache)
         if n == 0 {
             // Not finite, or a year beyond 0…9999: at most 29 bytes.
             var spelled: [UInt8] = []
             RFC3339.format(t, into: &spelled)
-            n = min(32, spelled.count)
+            n = min(31, spelled.count)
             for k in 0..<n { bytes[k] = spelled[k] }
         }
-        if slot == 0 {
-            times.0 = t
-            timeLengths.0 = n
-        } else {
-            times.1 = t
-            timeLengths.1 = n
-        }
-        return slot
+        bytes[31] = UInt8(n)
+        timeKeys[slot] = t
     }
 
     /// Appends an RFC 3339 UTC time with milliseconds, quoted.

@@ -22,14 +22,21 @@ public final class OutputFile {
     @exclusivity(unchecked) public private(set) var count = 0
     @exclusivity(unchecked) private var capacity: Int
     private let flushThreshold: Int
-    /// The last two times formatted by `appendTime` and their bytes: events of one fix share
-    /// their time, and an exit's `enteredAt` in between must not evict it. `newerTime` is the
-    /// slot used last; the other one is replaced next.
-    @exclusivity(unchecked) var times = (Double.nan, Double.nan)
-    /// Their bytes: slot k at `timeBytes + 32 k`, `timeLengths.k` long (owned here).
-    let timeBytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
-    @exclusivity(unchecked) var timeLengths = (0, 0)
-    @exclusivity(unchecked) var newerTime = 0
+    /// Times formatted by `appendTime`, direct-mapped by a hash of the time (`timeSlot`): the
+    /// events of one fix share their time, and an exit's `enteredAt` is mostly a time written
+    /// before (its enter's), so almost every time is copied rather than formatted. Slot k holds
+    /// `timeKeys[k]` (NaN: empty) and its bytes at `timeBytes + 32 k`, their count in byte 31.
+    let timeKeys: UnsafeMutablePointer<Double> = {
+        let keys = UnsafeMutablePointer<Double>.allocate(capacity: OutputFile.timeSlots)
+        keys.initialize(repeating: .nan, count: OutputFile.timeSlots)
+        return keys
+    }()
+    let timeBytes: UnsafeMutablePointer<UInt8> = {
+        let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: 32 * OutputFile.timeSlots)
+        bytes.initialize(repeating: 0, count: 32 * OutputFile.timeSlots)
+        return bytes
+    }()
+    static let timeSlots = 1024
     /// The date of the day last formatted: an exit's `enteredAt` mostly falls on a day already seen.
     @exclusivity(unchecked) var dayCache = RFC3339.DayCache()
 
@@ -88,6 +95,7 @@ public final class OutputFile {
         try? flush()
         if owns { close(fd) }
         storage.deallocate()
+        timeKeys.deallocate()
         timeBytes.deallocate()
     }
 

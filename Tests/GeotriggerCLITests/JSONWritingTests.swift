@@ -45,14 +45,19 @@ import Testing
         #expect(written { $0.appendFixed2(.infinity) } == "null")
     }
 
-    /// Times are formatted straight into the output and the last two are kept: whatever the
-    /// sequence (repeats, alternation, a third time evicting the older, years beyond 9999, NaN),
-    /// each is written as `RFC3339.format` writes it.
+    /// Times are formatted straight into the output and kept in a direct-mapped cache: whatever
+    /// the sequence (repeats, alternation, times that share a cache slot evicting each other,
+    /// years beyond 9999, NaN), each is written as `RFC3339.format` writes it.
     @Test func timesMatchRFC3339WhateverTheOrder() {
+        // Two whole seconds and a fraction that land in the slot of 1_700_000_000.
+        let slot = OutputFile.timeSlot(1_700_000_000)
+        let sharing = (1...200_000).lazy.map { 1_700_000_000 + Double($0) / 4 }.filter { OutputFile.timeSlot($0) == slot }
+        let rivals = Array(sharing.prefix(3))
+        #expect(rivals.count == 3)
         let times: [Double] = [
             1_700_000_000, 1_700_000_000, 1_699_999_000.25, 1_700_000_000, 1_699_999_000.25, 1_700_000_001.9996,
             1_700_000_000, -62_135_596_801, 253_402_300_800, .nan, 0, 1e14, 1_700_000_000, -1.5, -1.5,
-        ]
+        ] + rivals.flatMap { [$0, 1_700_000_000, $0] } + [.nan, .nan, -0.0, 0]
         let out = OutputFile(memory: ())
         var expected = ""
         for t in times {
