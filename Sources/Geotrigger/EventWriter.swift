@@ -20,46 +20,11 @@ public final class EventWriter: EngineOutput {
     public private(set) var deliveryCounts = [Int](repeating: 0, count: EventWriter.triggerKinds.count)
     public static let triggerKinds = ["location", "timeInterval", "calendar", "push"]
 
-    /// Each region's id as events write it, quoted and escaped, made at the region's first event: `quotedIDs` holds them, `idSpans[r]` is the offset of
-    /// region r's times 2³² plus its length (0: not made yet). Copying these bytes costs no
-    /// String access (whose storage is retained and released around each use) and no escape scan.
-    @exclusivity(unchecked) private var quotedIDs = PodList<UInt8>()
-    private let idSpans: UnsafeMutablePointer<UInt64>
-
     public init(output: OutputFile, devices: DeviceTable, regions: [Region], echoProperties: Bool = false) {
         self.output = output
         self.devices = devices
         self.regions = regions
         self.echoedProperties = echoProperties ? regions.map { $0.properties.map { $0.serialized() } } : nil
-        idSpans = .allocate(capacity: max(1, regions.count))
-        idSpans.initialize(repeating: 0, count: max(1, regions.count))
-    }
-
-    deinit {
-        quotedIDs.free()
-        idSpans.deallocate()
-    }
-
-    /// Region `r`'s id, quoted and escaped (see `quotedIDs`).
-    @inline(__always)
-    private func regionField(_ r: Int) -> UnsafeRawBufferPointer {
-        var span = idSpans[r]
-        if span == 0 { span = makeRegionField(r) }
-        return UnsafeRawBufferPointer(start: quotedIDs.base.unsafelyUnwrapped + Int(span >> 32),
-                                      count: Int(span & 0xFFFF_FFFF))
-    }
-
-    @inline(never)
-    private func makeRegionField(_ r: Int) -> UInt64 {
-        let id = regions[r].id
-        let offset = Int(quotedIDs.count)
-        quotedIDs.append(upTo: 6 * id.utf8.count + 2) { start in
-            var cursor = RecordCursor(start)
-            cursor.putJSONString(id)
-            return cursor.p - start
-        }
-        idSpans[r] = UInt64(offset) << 32 | UInt64(Int(quotedIDs.count) - offset)
-        return idSpans[r]
     }
 
     public func regionEvent(_ e: RegionEvent) {
@@ -70,11 +35,11 @@ public final class EventWriter: EngineOutput {
         }
         let o = output
         let name = devices.nameBytes(e.device)
+        let id = regions[Int(e.region)].id
         // Plain events, the stream's bulk, are written as one record into reserved room.
-        guard e.beacon == nil, e.proximity == nil, e.reason == nil, echoedProperties == nil, name.count <= 64
+        guard e.beacon == nil, e.proximity == nil, e.reason == nil, echoedProperties == nil,
+              id.utf8.count <= 64, name.count <= 64
         else { return regionEventInFull(e) }
-        let region = regionField(Int(e.region))
-        guard region.count <= 2 + 6 * 64 else { return regionEventInFull(e) }
         o.appendRecord(maximum: 200 + 6 * 128) { c in
             c.put("{\"t\":")
             o.putTime(e.t, &c)
@@ -88,7 +53,7 @@ public final class EventWriter: EngineOutput {
             }
             c.putJSONString(name)
             c.put(",\"region\":")
-            c.putShort(region)
+            c.putJSONString(id)
             if e.distance.isFinite {
                 c.put(",\"distance\":")
                 c.putFixed2(e.distance)

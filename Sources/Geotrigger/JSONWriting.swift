@@ -30,27 +30,6 @@ public struct RecordCursor {
         p += bytes.count
     }
 
-    /// Raw bytes, usually few: 4 to 16 as two overlapping words each way, others by the byte
-    /// (under 4) or `memcpy`. Reads and writes only the n bytes.
-    @inline(__always)
-    public mutating func putShort(_ bytes: UnsafeRawBufferPointer) {
-        let n = bytes.count
-        guard n > 0, let b = bytes.baseAddress else { return }
-        let to = UnsafeMutableRawPointer(p)
-        if n >= 8 && n <= 16 {
-            let a = b.loadUnaligned(as: UInt64.self), c = b.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
-            to.storeBytes(of: a, as: UInt64.self)
-            to.storeBytes(of: c, toByteOffset: n - 8, as: UInt64.self)
-        } else if n >= 4 && n < 8 {
-            let a = b.loadUnaligned(as: UInt32.self), c = b.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
-            to.storeBytes(of: a, as: UInt32.self)
-            to.storeBytes(of: c, toByteOffset: n - 4, as: UInt32.self)
-        } else {
-            to.copyMemory(from: b, byteCount: n)
-        }
-        p += n
-    }
-
     /// `bytes` (UTF-8) as a JSON string literal, escaped per RFC 8259: at most 6n + 2 bytes.
     ///
     /// Names of 4 to 16 bytes, the usual ids, are checked and copied as two overlapping words

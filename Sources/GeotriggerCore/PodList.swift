@@ -64,15 +64,6 @@ public struct PodList<Element> {
         used += Int32(elements.count)
     }
 
-    /// Appends what `write` initializes at the end, up to `maximum` elements: it returns how many.
-    @inlinable
-    public mutating func append(upTo maximum: Int, _ write: (UnsafeMutablePointer<Element>) -> Int) {
-        reserve(Int(used) + maximum)
-        let written = write(storage.unsafelyUnwrapped + Int(used))
-        precondition(written >= 0 && written <= maximum, "wrote more than it had room for")
-        used += Int32(written)
-    }
-
     @inlinable
     public mutating func insert(_ e: Element, at i: Int) {
         reserve(Int(used) + 1)

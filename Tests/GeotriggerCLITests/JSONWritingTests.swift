@@ -40,25 +40,6 @@ import Testing
         }
     }
 
-    /// `putShort` copies exactly its bytes at every length, in place after what is written, and
-    /// touches nothing past them (the words it moves overlap inside the span).
-    @Test func shortCopiesAreExactAtEveryLength() {
-        let source = (0..<48).map { UInt8(0x41 + $0) }
-        for n in 0...40 {
-            var out = [UInt8](repeating: 0xEE, count: 64)
-            let written = out.withUnsafeMutableBufferPointer { o in
-                source.withUnsafeBytes { s in
-                    var c = RecordCursor(o.baseAddress! + 3)
-                    c.putShort(UnsafeRawBufferPointer(rebasing: s[5..<(5 + n)]))
-                    return c.p - o.baseAddress!
-                }
-            }
-            #expect(written == 3 + n)
-            #expect(Array(out[3..<(3 + n)]) == Array(source[5..<(5 + n)]), "length \(n)")
-            #expect(out[0..<3].allSatisfy { $0 == 0xEE } && out[(3 + n)...].allSatisfy { $0 == 0xEE }, "length \(n)")
-        }
-    }
-
     @Test func nonFiniteIsNull() {
         #expect(written { $0.appendFixed2(.nan) } == "null")
         #expect(written { $0.appendFixed2(.infinity) } == "null")
