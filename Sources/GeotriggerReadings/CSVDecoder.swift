@@ -43,9 +43,14 @@ public final class CSVDecoder: ReadingDecoder {
             bufferSize: bufferSize, maxLineLength: maxLineLength)
     }
 
+    /// Whether the last row `next()` decided was a plain row: the fast lane
+    /// (`drainPlainFixes`) tries rows only then, so a file of other rows is not parsed twice.
+    private var lastWasPlain = false
+
     public func next() -> DecodeStep {
         framing.next { p, n in
-            if plainColumns && plainRow(p, n) { return .reading }
+            lastWasPlain = plainColumns && plainRow(p, n)
+            if lastWasPlain { return .reading }
             if isBlank(p, n) { return .blank }
             guard let columns else {
                 readHeader(p, n)
@@ -147,29 +152,57 @@ public final class CSVDecoder: ReadingDecoder {
     /// lets the last number read its terminator at `n`.
     @inline(__always)
     func plainRow(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        var row = PlainFix()
+        guard plainRowEnd(p, n, last: n + 1, &row) == n else { return false }
+        framing.acceptFix(t: row.t, device: UnsafeRawBufferPointer(start: p + row.deviceStart, count: row.deviceCount),
+                          latitude: row.latitude, longitude: row.longitude, accuracy: row.accuracy)
+        return true
+    }
+
+    /// `plainRow`'s grammar over `p[0..<n]`, the last number's end limited by `last` instead:
+    /// the index just after the last number (where the row must end), or -1.
+    @inline(__always)
+    private func plainRowEnd(_ p: UnsafePointer<UInt8>, _ n: Int, last: Int, _ row: inout PlainFix) -> Int {
         let comma = UInt8(ascii: ",")
-        var t = 0.0, latitude = 0.0, longitude = 0.0, accuracy = Double.nan
-        var i = PlainLine.number(p, 0, n, &t)
-        guard i > 0, p[i] == comma else { return false }
+        var i = PlainLine.number(p, 0, n, &row.t)
+        guard i > 0, p[i] == comma else { return -1 }
         let deviceStart = i + 1
         i = PlainLine.nameEnd(p, from: deviceStart, n, also: comma)
         let space = UInt8(ascii: " ")
-        guard i >= 0, p[i] == comma, i > deviceStart, p[deviceStart] != space, p[i - 1] != space else { return false }
-        let deviceEnd = i
-        // The last field's number ends at the row's end, its terminator the byte at n.
-        i = PlainLine.number(p, i + 1, n, &latitude)
-        guard i > 0, p[i] == comma, latitude >= -90 && latitude <= 90 else { return false }
-        i = PlainLine.number(p, i + 1, plainHasAccuracy ? n : n + 1, &longitude)
-        guard i > 0, longitude >= -180 && longitude <= 180 else { return false }
+        guard i >= 0, p[i] == comma, i > deviceStart, p[deviceStart] != space, p[i - 1] != space else { return -1 }
+        row.deviceStart = deviceStart
+        row.deviceCount = i - deviceStart
+        i = PlainLine.number(p, i + 1, n, &row.latitude)
+        guard i > 0, p[i] == comma, row.latitude >= -90 && row.latitude <= 90 else { return -1 }
+        i = PlainLine.number(p, i + 1, plainHasAccuracy ? n : last, &row.longitude)
+        guard i > 0, row.longitude >= -180 && row.longitude <= 180 else { return -1 }
         if plainHasAccuracy {
-            guard i < n, p[i] == comma else { return false }
-            i = PlainLine.number(p, i + 1, n + 1, &accuracy)
-            guard i > 0, accuracy >= 0 else { return false }
+            guard i < n, p[i] == comma else { return -1 }
+            i = PlainLine.number(p, i + 1, last, &row.accuracy)
+            guard i > 0, row.accuracy >= 0 else { return -1 }
         }
-        guard i == n else { return false }
-        framing.acceptFix(t: t, device: UnsafeRawBufferPointer(start: p + deviceStart, count: deviceEnd - deviceStart),
-                          latitude: latitude, longitude: longitude, accuracy: accuracy)
-        return true
+        return i
+    }
+
+    /// `plainRow` on bytes that run on past the row (the reader's buffer): the row's length if it
+    /// is plain and ends in a newline or CR LF within `available` bytes, else -1.
+    @inline(__always)
+    private func plainRowLength(_ p: UnsafePointer<UInt8>, _ available: Int, _ row: inout PlainFix) -> Int {
+        let end = plainRowEnd(p, available, last: available, &row)
+        guard end >= 0 else { return -1 }
+        // A number ends before its limit, so p[end] is buffered.
+        if p[end] == 0x0A { return end }
+        return p[end] == 0x0D && end + 1 < available && p[end + 1] == 0x0A ? end : -1
+    }
+
+    /// Hands the plain rows that follow in the read buffer to `body` as fixes, while it returns
+    /// true, as `NDJSONDecoder.drainPlainFixes` does: each is the reading `next()` would return,
+    /// its line counted as read first; `current` is left as it was. Does nothing unless the last
+    /// row `next()` decided was plain.
+    public func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+                                         _ longitude: Double, _ accuracy: Double) -> Bool) {
+        guard lastWasPlain else { return }
+        framing.drainFixes({ p, available, row in plainRowLength(p, available, &row) }, body)
     }
 
     /// Parses one data row into the framing's reading; returns why it is rejected, if it is.

@@ -100,18 +100,24 @@ final class LineFraming {
         return next(parse)
     }
 
-    /// `next(whole:_:)` for as long as `whole` takes lines, without the general path: each line
-    /// `whole` takes counts as read (`reading` is not touched), then `body` is called; stops at
-    /// the first line `whole` declines or when `body` returns false.
+    /// The decoders' fast lane (`drainPlainFixes`): while `whole` decodes the next buffered line
+    /// as a plain fix (its length, as for `next(whole:_:)`, the fix in its third argument), the
+    /// line counts as read (`reading` is not touched) and the fix goes to `body`; stops at the
+    /// first line `whole` declines or when `body` returns false.
     @inline(__always)
-    func drain(whole: (_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Int, _ body: () -> Bool) {
+    func drainFixes(_ whole: (_ bytes: UnsafePointer<UInt8>, _ count: Int, _ fix: inout PlainFix) -> Int,
+                    _ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+                             _ longitude: Double, _ accuracy: Double) -> Bool) {
+        var fix = PlainFix()
         while let rest = reader.buffered, rest.count > 0 {
-            let length = whole(rest.baseAddress!.assumingMemoryBound(to: UInt8.self), rest.count)
+            let p = rest.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let length = whole(p, rest.count, &fix)
             guard length >= 0 && length <= reader.maxLineLength else { return }
             let l = reader.takeLine(length: length)
             lineNumber = reader.lineNumber
             line = l
-            if !body() { return }
+            let device = UnsafeRawBufferPointer(start: p + fix.deviceStart, count: fix.deviceCount)
+            if !body(fix.t, device, fix.latitude, fix.longitude, fix.accuracy) { return }
         }
     }
 
@@ -133,6 +139,13 @@ final class LineFraming {
     func accept(_ f: RecordFields) -> RejectReason? {
         f.validate(into: &reading, defaultDevice: defaultDevice.map { UnsafeRawBufferPointer($0) })
     }
+}
+
+/// What the decoders' plain-line parsers read: a fix whose device is `deviceCount` bytes at
+/// `deviceStart` in the line.
+struct PlainFix {
+    var t = 0.0, latitude = 0.0, longitude = 0.0, accuracy = Double.nan
+    var deviceStart = 0, deviceCount = 0
 }
 
 /// A heap copy of a string's UTF-8 bytes (nil for nil), owned by the caller.

@@ -137,15 +137,7 @@ public final class NDJSONDecoder: ReadingDecoder {
     public func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
                                          _ longitude: Double, _ accuracy: Double) -> Bool) {
         guard lastWasPlain else { return }
-        var fix = PlainFix()
-        var line = UnsafePointer<UInt8>(bitPattern: 1).unsafelyUnwrapped
-        framing.drain(whole: { p, available in
-            line = p
-            return plainFixLength(p, available, &fix)
-        }) {
-            body(fix.t, UnsafeRawBufferPointer(start: line + fix.deviceStart, count: fix.deviceCount),
-                 fix.latitude, fix.longitude, fix.accuracy)
-        }
+        framing.drainFixes({ p, available, fix in plainFixLength(p, available, &fix) }, body)
     }
 
     /// The time of the last plain line whose time took 8 to 15 bytes, with the byte after it:
@@ -180,12 +172,6 @@ public final class NDJSONDecoder: ReadingDecoder {
             timeValue = t
         }
         return end
-    }
-
-    /// What `plainFixBrace` read.
-    private struct PlainFix {
-        var t = 0.0, latitude = 0.0, longitude = 0.0, accuracy = Double.nan
-        var deviceStart = 0, deviceCount = 0
     }
 
     @inline(__always)

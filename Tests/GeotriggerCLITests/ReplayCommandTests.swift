@@ -102,39 +102,45 @@ struct ReplayCommandTests {
         #expect(rejects[2].contains("\tolder-than-previous\t"))
     }
 
-    /// Runs of plain fixes go from the read buffer straight to the engine; a fix the engine
-    /// rejects there (older than its device's previous one) is still reported under its own line,
-    /// with its own bytes, and the run goes on; under `--strict` it stops the run at that line.
-    @Test("a fix rejected inside a run of plain lines is reported under its own line")
-    func rejectsInsidePlainRuns() throws {
+    /// Runs of plain fixes (NDJSON lines or CSV rows, newline or CR LF) go from the read buffer
+    /// straight to the engine; a fix the engine rejects there (older than its device's previous
+    /// one) is still reported under its own line, with its own bytes, and the run goes on; under
+    /// `--strict` it stops the run at that line.
+    @Test("a fix rejected inside a run of plain lines is reported under its own line",
+          arguments: [("ndjson", "\n"), ("ndjson", "\r\n"), ("csv", "\n"), ("csv", "\r\n")])
+    func rejectsInsidePlainRuns(format: String, newline: String) throws {
         let dir = try CLI.temporaryDirectory()
         let regions = try write(Self.regions, "regions.geojson", in: dir)
-        var lines: [String] = []
-        for t in 0..<40 {
-            let lat = t < 30 ? "48.2" : "48.3"
-            lines.append(#"{"t":\#(t),"device":"d\#(t % 3)","lat":\#(lat),"lon":16.37,"accuracy":5}"#)
+        func record(_ t: Int, _ device: String, _ lat: String, accuracy: Bool = true) -> String {
+            format == "csv" ? "\(t),\(device),\(lat),16.37,\(accuracy ? "5" : "")"
+                : #"{"t":\#(t),"device":"\#(device)","lat":\#(lat),"lon":16.37\#(accuracy ? #","accuracy":5"# : "")}"#
         }
-        lines[16] = #"{"t":5,"device":"d1","lat":48.2,"lon":16.37,"accuracy":5}"#  // d1 was at t 13
-        lines[27] = #"{"t":1,"device":"d0","lat":48.2,"lon":16.37}"#
-        let input = try write(lines.joined(separator: "\n") + "\n", "fixes.ndjson", in: dir)
+        var lines = format == "csv" ? ["t,device,lat,lon,accuracy"] : []
+        let first = lines.count  // line k of the file is lines[k - 1]
+        for t in 0..<40 { lines.append(record(t, "d\(t % 3)", t < 30 ? "48.2" : "48.3")) }
+        lines[first + 16] = record(5, "d1", "48.2")  // d1 was at t 13
+        lines[first + 27] = record(1, "d0", "48.2", accuracy: false)
+        let name = "fixes.\(format)"
+        let input = try write(lines.joined(separator: newline) + newline, name, in: dir)
+        let (early, late) = (first + 17, first + 28)  // their line numbers
         let rejectsPath = dir.appendingPathComponent("rejects.tsv").path
         let r = try CLI.run(["replay", "--regions", regions, "--rejects", rejectsPath, input])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stderr.contains("fixes.ndjson:17: older than the device's previous reading"))
-        #expect(r.stderr.contains("fixes.ndjson:28: older than the device's previous reading"))
+        #expect(r.stderr.contains("\(name):\(early): older than the device's previous reading"))
+        #expect(r.stderr.contains("\(name):\(late): older than the device's previous reading"))
         #expect(r.stderr.contains("38 fixes"))
         #expect(r.stderr.contains("2 rejected"))
         let rejects = try String(contentsOfFile: rejectsPath, encoding: .utf8).split(separator: "\n")
         #expect(rejects.count == 2)
-        #expect(rejects.first?.hasSuffix("fixes.ndjson:17\tolder-than-previous\t" + lines[16]) == true)
-        #expect(rejects.last?.hasSuffix("fixes.ndjson:28\tolder-than-previous\t" + lines[27]) == true)
+        #expect(rejects.first?.hasSuffix("\(name):\(early)\tolder-than-previous\t" + lines[early - 1]) == true)
+        #expect(rejects.last?.hasSuffix("\(name):\(late)\tolder-than-previous\t" + lines[late - 1]) == true)
         // Three devices enter home at their first fix and leave it at t 30–32.
         #expect(r.lines.count == 6)
 
         let strict = try CLI.run(["replay", "--regions", regions, "--strict", input])
         #expect(strict.status == 65)
-        #expect(strict.stderr.contains("fixes.ndjson:17: older than the device's previous reading"))
-        #expect(!strict.stderr.contains("fixes.ndjson:28"))
+        #expect(strict.stderr.contains("\(name):\(early): older than the device's previous reading"))
+        #expect(!strict.stderr.contains("\(name):\(late)"))
         #expect(strict.lines.count <= 3)
     }
 
