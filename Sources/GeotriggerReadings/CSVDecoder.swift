@@ -46,6 +46,8 @@ public final class CSVDecoder: ReadingDecoder {
     /// Whether the last row `next()` decided was a plain row: the fast lane
     /// (`drainPlainFixes`) tries rows only then, so a file of other rows is not parsed twice.
     private var lastWasPlain = false
+    /// The last plain row's time, reused by the next row of the same tick.
+    @exclusivity(unchecked) private var times = PlainLine.RepeatedNumber()
 
     public func next() -> DecodeStep {
         framing.next { p, n in
@@ -164,7 +166,7 @@ public final class CSVDecoder: ReadingDecoder {
     @inline(__always)
     private func plainRowEnd(_ p: UnsafePointer<UInt8>, _ n: Int, last: Int, _ row: inout PlainFix) -> Int {
         let comma = UInt8(ascii: ",")
-        var i = PlainLine.number(p, 0, n, &row.t)
+        var i = times.number(p, 0, n, &row.t)
         guard i > 0, p[i] == comma else { return -1 }
         let deviceStart = i + 1
         i = PlainLine.nameEnd(p, from: deviceStart, n, also: comma)

@@ -108,9 +108,10 @@ final class LineFraming {
     func drainFixes(_ whole: (_ bytes: UnsafePointer<UInt8>, _ count: Int, _ fix: inout PlainFix) -> Int,
                     _ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
                              _ longitude: Double, _ accuracy: Double) -> Bool) {
-        var fix = PlainFix()
         while let rest = reader.buffered, rest.count > 0 {
             let p = rest.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            // A fresh one for each line: a line without an accuracy leaves it NaN.
+            var fix = PlainFix()
             let length = whole(p, rest.count, &fix)
             guard length >= 0 && length <= reader.maxLineLength else { return }
             let l = reader.takeLine(length: length)

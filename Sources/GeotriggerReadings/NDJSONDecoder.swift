@@ -140,38 +140,13 @@ public final class NDJSONDecoder: ReadingDecoder {
         framing.drainFixes({ p, available, fix in plainFixLength(p, available, &fix) }, body)
     }
 
-    /// The time of the last plain line whose time took 8 to 15 bytes, with the byte after it:
-    /// readings of one tick share it, so the next line's time is taken from here when the same
-    /// bytes (the terminator included, so the number ends at the same place) stand at its start.
-    /// `timeLength` 0: none yet.
-    @exclusivity(unchecked) private var timeWords: (UInt64, UInt64) = (0, 0)
-    @exclusivity(unchecked) private var timeMask: UInt64 = 0
-    @exclusivity(unchecked) private var timeLength = 0
-    @exclusivity(unchecked) private var timeValue = 0.0
+    /// The last plain line's time, reused by the next line of the same tick.
+    @exclusivity(unchecked) private var times = PlainLine.RepeatedNumber()
 
-    /// The time at `p[5]` (after `{"t":`): the cached one when its bytes recur, else
-    /// `PlainLine.number`'s, cached when it is 8 to 15 bytes long. Returns the index after it,
-    /// or -1 as `number` does. The words at 5 and 13 are read only from a line longer than 20
-    /// bytes (a plain fix is over 50), so never past it.
+    /// The time at `p[5]` (after `{"t":`), as `PlainLine.RepeatedNumber` reads it.
     @inline(__always)
     private func plainTime(_ p: UnsafePointer<UInt8>, _ n: Int, _ t: inout Double) -> Int {
-        guard n > 20 else { return PlainLine.number(p, 5, n, &t) }
-        let w0 = PlainLine.word(p, 5), w1 = PlainLine.word(p, 13)
-        if timeLength > 0 && w0 == timeWords.0 && w1 & timeMask == timeWords.1 && 5 &+ timeLength < n {
-            t = timeValue
-            return 5 &+ timeLength
-        }
-        let end = PlainLine.number(p, 5, n, &t)
-        let length = end &- 5
-        if end > 0 && length >= 8 && length <= 15 {
-            // The number and the byte after it: 9 to 16 bytes, the second word's low 1 to 8.
-            let mask = UInt64.max >> (64 &- 8 &* (length &- 7))
-            timeWords = (w0, w1 & mask)
-            timeMask = mask
-            timeLength = length
-            timeValue = t
-        }
-        return end
+        times.number(p, 5, n, &t)
     }
 
     @inline(__always)

@@ -64,6 +64,40 @@ enum PlainLine {
         return -1
     }
 
+    /// `number`, remembering the last number it read that took 8 to 15 bytes, with the byte
+    /// after it: readings of one tick share their time, so the next line's time is taken from
+    /// here when the same bytes (the terminator included, so the number ends at the same place)
+    /// stand at its start. The words at `at` and `at + 8` are read only from a line longer than
+    /// `at + 15` bytes, so never past it; shorter ones take `number`.
+    struct RepeatedNumber {
+        private var words: (UInt64, UInt64) = (0, 0)
+        private var mask: UInt64 = 0
+        /// 0: none yet.
+        private var length = 0
+        private var value = 0.0
+
+        @inline(__always)
+        mutating func number(_ p: UnsafePointer<UInt8>, _ at: Int, _ n: Int, _ v: inout Double) -> Int {
+            guard n > at &+ 15 else { return PlainLine.number(p, at, n, &v) }
+            let w0 = word(p, at), w1 = word(p, at &+ 8)
+            if length > 0 && w0 == words.0 && w1 & mask == words.1 && at &+ length < n {
+                v = value
+                return at &+ length
+            }
+            let end = PlainLine.number(p, at, n, &v)
+            let count = end &- at
+            if end > 0 && count >= 8 && count <= 15 {
+                // The number and the byte after it: 9 to 16 bytes, the second word's low 1 to 8.
+                let m = UInt64.max >> (64 &- 8 &* (count &- 7))
+                words = (w0, w1 & m)
+                mask = m
+                length = count
+                value = v
+            }
+            return end
+        }
+    }
+
     /// A number at `p[i]` written the usual way: `-?D+(.F+)?` with no leading zero, at most 15
     /// digits in all and at most 7 after the point, followed by neither a digit nor an exponent,
     /// and ending before `n`. Its digits are then an exact integer m below 10¹⁵ and its value

@@ -145,6 +145,40 @@ import Testing
         }
         #expect(fast.filter { $0.step == .reading }.count > 1500, "many rows are valid fixes")
         #expect(fast.filter { $0.step != .reading }.count > 1500, "many are rejected")
+        // Read as the replay loop reads, runs of plain rows through the fast lane.
+        let (lane, fromLane) = decodeCSVWithFastLane(text)
+        #expect(lane.count == slow.count)
+        #expect(fromLane > 40, "runs of plain rows go through the lane")
+        for (a, b) in zip(lane, slow) where a != b || a.text != b.text {
+            Issue.record("fast lane: got \(a) \(a.text), expected \(b) \(b.text)")
+            break
+        }
+    }
+
+    /// Rows of one tick share their time, and the plain path takes a time whose bytes (and the
+    /// byte after them) repeat the last one's without parsing it again: times from a small pool
+    /// that differ in a digit, in length, or after the bytes the last one took decode as the
+    /// general path decodes them, row by row and through the fast lane.
+    @Test func repeatedTimesDecodeAsTheGeneralPathDecodesThem() {
+        var rng = SplitMix64(seed: 41)
+        let pool = ["1700000000", "1700000001", "1700000010", "2700000000", "17000000000", "170000000", "1700000000.5",
+                    "1700000000e0", "-1700000000", "1700000000 ", "17000000", "170000000000000", "1700000000000000",
+                    "1700000000.25", "0", "1"]
+        var rows = ["t,device,lat,lon"]
+        for k in 0..<4000 {
+            let t = k % 7 == 0 || rng.below(4) == 0 ? pool[Int(rng.below(pool.count))] : pool[(k / 7) % 3]
+            rows.append("\(t),d\(k % 50),48.\(k),16.\(k % 97)")
+        }
+        let text = rows.joined(separator: "\n") + "\n"
+        let (_, fast) = decodeCSV(text)
+        let (_, slow) = decodeCSV(text, plainRows: false)
+        let (lane, _) = decodeCSVWithFastLane(text)
+        #expect(fast.count == slow.count && lane.count == slow.count)
+        for (k, b) in slow.enumerated() where fast[k] != b || lane[k] != b {
+            Issue.record("row \(b.line): got \(fast[k]) and \(lane[k]), expected \(b)")
+            break
+        }
+        #expect(slow.filter { $0.step == .reading }.count > 3000)
     }
 
     /// The usual row is taken by the plain path (a wrong guard there would send every row the

@@ -499,7 +499,13 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
         }
         let text = lines.joined(separator: "\n")
         let (_, seen) = decodeNDJSON(text, bufferSize: bufferSize, maxLineLength: maxLine)
+        // And as the replay loop reads it: runs of plain fixes through the fast lane.
+        let file = TempFile(text)
+        let (seenFast, fromLane) = drainWithFastLane(NDJSONDecoder(
+            fd: file.openFD(), ownsDescriptor: true, sourceName: file.path, bufferSize: bufferSize, maxLineLength: maxLine))
         #expect(seen.count == expected.count)
+        #expect(seenFast.count == expected.count)
+        #expect(fromLane > 100, "runs of plain fixes go through the lane")
         // An over-long line keeps as much of its start as the buffer held when it was cut: a
         // prefix of the line, not always the same one.
         func sameText(_ a: Seen, _ b: Seen) -> Bool {
@@ -508,6 +514,10 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
         }
         for (a, b) in zip(seen, expected) where a != b || !sameText(a, b) {
             Issue.record("buffer \(bufferSize): got \(a) \(a.text.prefix(80)), expected \(b) \(b.text.prefix(80))")
+            break
+        }
+        for (a, b) in zip(seenFast, expected) where a != b || !sameText(a, b) {
+            Issue.record("fast lane, buffer \(bufferSize): got \(a) \(a.text.prefix(80)), expected \(b) \(b.text.prefix(80))")
             break
         }
         // The stream holds plain fixes, rejections and a sighting: the comparison covers them all.

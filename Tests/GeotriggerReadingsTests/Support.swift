@@ -54,6 +54,38 @@ func drain(_ d: any ReadingDecoder, limit: Int = 1_000_000) -> [Seen] {
     return out
 }
 
+/// The decoders with a fast lane for plain fixes (`drainPlainFixes`).
+protocol FastLaneDecoder: ReadingDecoder {
+    func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+                                  _ longitude: Double, _ accuracy: Double) -> Bool)
+}
+extension NDJSONDecoder: FastLaneDecoder {}
+extension CSVDecoder: FastLaneDecoder {}
+
+/// `drain`, as the replay loop reads: the fast lane's fixes first, then one step of `next()`,
+/// again and again. What the lane hands over is seen as `next()` shows a reading.
+func drainWithFastLane(_ d: some FastLaneDecoder, limit: Int = 1_000_000) -> (seen: [Seen], fromLane: Int) {
+    var out: [Seen] = []
+    var fromLane = 0
+    while out.count < limit {
+        d.drainPlainFixes { t, device, latitude, longitude, accuracy in
+            var s = Seen(step: .reading, line: d.lineNumber, text: String(decoding: d.rejectedLine, as: UTF8.self))
+            s.t = t
+            s.device = String(decoding: device, as: UTF8.self)
+            s.latitude = latitude
+            s.longitude = longitude
+            s.accuracy = accuracy
+            out.append(s)
+            fromLane += 1
+            return out.count < limit
+        }
+        let step = d.next()
+        if step == .end { break }
+        out.append(snapshot(d, step))
+    }
+    return (out, fromLane)
+}
+
 /// A temporary file holding `bytes`, removed when released.
 final class TempFile {
     let path: String
@@ -85,6 +117,12 @@ func decodeCSV(_ text: String, plainRows: Bool = true) -> (CSVDecoder, [Seen]) {
     let d = CSVDecoder(fd: file.openFD(), ownsDescriptor: true, sourceName: file.path)
     d.plainRowsAllowed = plainRows
     return (d, drain(d))
+}
+
+/// `decodeCSV` read as the replay loop reads (`drainWithFastLane`).
+func decodeCSVWithFastLane(_ text: String) -> (seen: [Seen], fromLane: Int) {
+    let file = TempFile(text, name: "readings.csv")
+    return drainWithFastLane(CSVDecoder(fd: file.openFD(), ownsDescriptor: true, sourceName: file.path))
 }
 
 /// The first step of decoding one NDJSON line.
