@@ -458,11 +458,13 @@ public final class RegionIndex {
         GEOSPreparedCovers_r(context.handle, g.handle, currentQueryPoint()) == 1
     }
 
-    /// Prefetches the hot entries of `regions`, so the cache misses of a batch of tests overlap
-    /// instead of coming one test at a time.
+    /// Prefetches the hot entries of `regions` (regions of this index, as its queries return
+    /// them), so the cache misses of a batch of tests overlap instead of coming one test at a
+    /// time. Unchecked: a prefetch never faults, so even a wrong id would only waste a load.
     @inlinable @inline(__always)
     public func warm(_ regions: UnsafeBufferPointer<Int32>) {
-        for r in regions { prefetch(r) }
+        let base = hot
+        for r in regions { geotrigger_prefetch(base + Int(r)) }
     }
 
     /// Prefetches the hot entry of region `r` (a hint: any `r` is safe).
