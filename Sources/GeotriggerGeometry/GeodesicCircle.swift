@@ -58,13 +58,7 @@ func sinCos(_ x: Double) -> (sin: Double, cos: Double) {
     // π/2 = pio2Head + pio2Tail; the head has 33 significant bits, so k·pio2Head is exact.
     let pio2Head = 1.57079632673412561417e+00, pio2Tail = 6.07710050650619224932e-11
     let r = (x - k * pio2Head) - k * pio2Tail
-    let z = r * r
-    let sinR = r + r * z * (-1.66666666666666324348e-01 + z * (8.33333333332248946124e-03
-        + z * (-1.98412698298579493134e-04 + z * (2.75573137070700676789e-06
-        + z * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10)))))
-    let cosR = 1 - 0.5 * z + z * z * (4.16666666666666019037e-02 + z * (-1.38888888888741095749e-03
-        + z * (2.48015872894767294178e-05 + z * (-2.75573143513906633035e-07
-        + z * (2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))))
+    let sinR = kernelSin(r), cosR = kernelCos(r)
     switch Int(k) & 3 {
     case 0: return (sinR, cosR)
     case 1: return (cosR, -sinR)
@@ -527,14 +521,35 @@ func smallAsin(_ y: Double) -> Double {
     return y * (1 + y2 * (1.0 / 6 + y2 * (3.0 / 40 + y2 * (5.0 / 112 + y2 * (35.0 / 1152)))))
 }
 
+/// fdlibm's `__kernel_sin` polynomial: sin r for |r| ≤ π/4 (under 2⁻⁵⁸ relative error).
+@inlinable @inline(__always)
+func kernelSin(_ r: Double) -> Double {
+    let z = r * r
+    return r + r * z * (-1.66666666666666324348e-01 + z * (8.33333333332248946124e-03
+        + z * (-1.98412698298579493134e-04 + z * (2.75573137070700676789e-06
+        + z * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10)))))
+}
+
+/// fdlibm's `__kernel_cos` polynomial: cos r for |r| ≤ π/4.
+@inlinable @inline(__always)
+func kernelCos(_ r: Double) -> Double {
+    let z = r * r
+    return 1 - 0.5 * z + z * z * (4.16666666666666019037e-02 + z * (-1.38888888888741095749e-03
+        + z * (2.48015872894767294178e-05 + z * (-2.75573143513906633035e-07
+        + z * (2.08757232129817482790e-09 + z * -1.13596475577881948265e-11)))))
+}
+
 /// cos(x°) with full relative accuracy near the poles: for |x| > 45 it uses sin(90° − |x|),
-/// where 90 − |x| is exact (Sterbenz), so cos φ stays accurate when φ is close to ±90. Both
-/// arguments are within π/4, where the inlined `sinCos` is its kernel polynomials alone
-/// (about an ulp, as glibc's).
+/// where 90 − |x| is exact (Sterbenz, for |x| up to 180), so cos φ stays accurate when φ is
+/// close to ±90. Up to |x| = 135 both arguments are within π/4, so one kernel polynomial does
+/// (about an ulp, as glibc's; `sinCos` would reduce the argument and evaluate both); beyond,
+/// `sinCos`.
 @inlinable @inline(__always)
 func cosDegrees(_ x: Double) -> Double {
     let ax = abs(x)
-    return ax <= 45 ? sinCos(ax * (Double.pi / 180)).cos : sinCos((90 - ax) * (Double.pi / 180)).sin
+    if ax <= 45 { return kernelCos(ax * (Double.pi / 180)) }
+    if ax <= 135 { return kernelSin((90 - ax) * (Double.pi / 180)) }
+    return sinCos((90 - ax) * (Double.pi / 180)).sin
 }
 
 /// What the hot path reads of a circle, in 64 bytes: the center's unit vector, tier 1's chord
