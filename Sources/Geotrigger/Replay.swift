@@ -204,9 +204,9 @@ public final class Replay {
                                                progress: ProgressBar?, rejects: OutputFile?,
                                                reported: inout Int) throws {
         let monitor = engine.monitor
-        // The loop's counters live in an object: locals captured by the fast lane's closure
-        // would be boxed and checked for exclusive access at every reading.
-        let loop = ReadLoopState(reported: reported)
+        // The loop's state lives in an object: locals captured by the fast lane's closure would
+        // be boxed and checked for exclusive access at every reading.
+        let loop = ReadLoopState(reported: reported, engine: engine, writer: writer)
         defer { reported = loop.reported }
         @inline(__always) func fix(_ d: Int32, _ t: Double, _ p: Coordinate, _ accuracy: Double,
                                    line: UnsafeRawBufferPointer) throws {
@@ -227,19 +227,33 @@ public final class Replay {
             }
         }
         readLoop: while true {
-            // Runs of plain fixes go straight from the decoder's buffer to the engine.
+            // Runs of plain fixes go straight from the decoder's buffer to the engine. The closure
+            // knows nothing of the source: it stops the lane for what needs it (a rejected fix,
+            // a progress update, a write failure), and that is done here, the line still current.
             source.drainPlainFixes { t, name, latitude, longitude, accuracy in
-                do {
-                    try fix(monitor.device(name), t, Coordinate(latitude: latitude, longitude: longitude), accuracy,
-                            line: source.rejectedLine)
-                } catch {
-                    loop.thrown = error
+                let d = loop.monitor.device(name)
+                switch loop.engine.fix(device: d, t: t, at: Coordinate(latitude: latitude, longitude: longitude),
+                                       accuracy: accuracy) {
+                case .applied: statistics.fixes += 1
+                case .ignoredForAccuracy:
+                    statistics.fixes += 1
+                    statistics.ignoredForAccuracy += 1
+                case .rejected(let reason):
+                    loop.rejected = reason
                     return false
                 }
-                counted()
-                return writer.failure == nil
+                loop.sinceProgress += 1
+                return loop.sinceProgress < 4096 && loop.writer.failure == nil
             }
-            if let thrown = loop.thrown { throw thrown }
+            if let reason = loop.rejected {
+                loop.rejected = nil
+                try reject(reason, source: source.rejectSource, line: source.rejectedLine, rejects: rejects,
+                           reported: &loop.reported)
+                counted()
+            } else if loop.sinceProgress >= 4096 {
+                loop.sinceProgress = 0
+                progress?.update(bytes: source.bytesRead, records: statistics.records)
+            }
             if let failure = writer.failure { throw ReplayError.io(failure.description) }
             switch source.nextStep() {
             case .end:
@@ -370,13 +384,22 @@ protocol ReplaySource: AnyObject {
     var bytesRead: Int { get }
 }
 
-/// `Replay.readAll`'s mutable state, in an object so its fast lane's closure can reach it
-/// without boxes or dynamic exclusivity checks.
+/// `Replay.readAll`'s state, in an object so its fast lane's closure reaches it through one
+/// pointer, without boxes or dynamic exclusivity checks.
 private final class ReadLoopState {
+    let engine: Engine
+    let monitor: Monitor
+    let writer: EventWriter
     @exclusivity(unchecked) var reported: Int
     @exclusivity(unchecked) var sinceProgress = 0
-    @exclusivity(unchecked) var thrown: (any Error)?
-    init(reported: Int) { self.reported = reported }
+    /// Why the fast lane's last fix was rejected, until it is reported.
+    @exclusivity(unchecked) var rejected: RejectReason?
+    init(reported: Int, engine: Engine, writer: EventWriter) {
+        self.reported = reported
+        self.engine = engine
+        self.monitor = engine.monitor
+        self.writer = writer
+    }
 }
 
 extension ReplaySource {
