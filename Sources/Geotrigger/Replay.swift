@@ -210,12 +210,7 @@ public final class Replay {
         defer { reported = loop.reported }
         @inline(__always) func fix(_ d: Int32, _ t: Double, _ p: Coordinate, _ accuracy: Double,
                                    line: UnsafeRawBufferPointer) throws {
-            switch engine.fix(device: d, t: t, at: p, accuracy: accuracy) {
-            case .applied: statistics.fixes += 1
-            case .ignoredForAccuracy:
-                statistics.fixes += 1
-                statistics.ignoredForAccuracy += 1
-            case .rejected(let reason):
+            if let reason = count(engine.fix(device: d, t: t, at: p, accuracy: accuracy)) {
                 try reject(reason, source: source.rejectSource, line: line, rejects: rejects, reported: &loop.reported)
             }
         }
@@ -232,13 +227,8 @@ public final class Replay {
             // a progress update, a write failure), and that is done here, the line still current.
             source.drainPlainFixes { t, name, latitude, longitude, accuracy in
                 let d = loop.monitor.device(name)
-                switch loop.engine.fix(device: d, t: t, at: Coordinate(latitude: latitude, longitude: longitude),
-                                       accuracy: accuracy) {
-                case .applied: statistics.fixes += 1
-                case .ignoredForAccuracy:
-                    statistics.fixes += 1
-                    statistics.ignoredForAccuracy += 1
-                case .rejected(let reason):
+                let p = Coordinate(latitude: latitude, longitude: longitude)
+                if let reason = count(loop.engine.fix(device: d, t: t, at: p, accuracy: accuracy)) {
                     loop.rejected = reason
                     return false
                 }
@@ -292,6 +282,19 @@ public final class Replay {
             }
             counted()
         }
+    }
+
+    /// Counts a fix by what the engine made of it; returns why it was rejected, if it was.
+    @inline(__always)
+    private func count(_ outcome: Monitor.Outcome) -> RejectReason? {
+        switch outcome {
+        case .applied: statistics.fixes += 1
+        case .ignoredForAccuracy:
+            statistics.fixes += 1
+            statistics.ignoredForAccuracy += 1
+        case .rejected(let reason): return reason
+        }
+        return nil
     }
 
     /// The end of a run: flushes the events and `--rejects`, writes `--state-out` with `writeState`,

@@ -130,10 +130,10 @@ public final class NDJSONDecoder: ReadingDecoder {
     /// Hands the plain fixes that follow in the read buffer to `body`, one per line, while it
     /// returns true: the replay loop's fast lane. Each is the reading `next()` would return, and
     /// its line counts as read (`lineNumber` and `rejectedLine` name it) before `body` sees it;
-    /// `current` is left as it was. Stops, leaving the line to `next()`, at the
-    /// first line that is not a plain fix or is not wholly buffered yet; does nothing unless the
-    /// last line `next()` decided was a plain fix (so a stream of other records is not tried
-    /// twice). The device's bytes are valid only during the call.
+    /// `current` is left as it was. Stops, leaving the line to `next()`, at the first line that
+    /// is not a plain fix or is not wholly buffered yet; does nothing unless the last line
+    /// `next()` decided was a plain fix (so a stream of other records is not tried twice). The
+    /// device's bytes are valid only during the call.
     public func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
                                          _ longitude: Double, _ accuracy: Double) -> Bool) {
         guard lastWasPlain else { return }
