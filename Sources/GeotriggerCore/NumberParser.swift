@@ -76,18 +76,42 @@ public enum NumberParser {
     /// is at most 9; the digits are then combined in pairs, fours and eights.
     @inlinable @inline(__always)
     public static func eightDigits(_ word: UInt64) -> (count: Int, value: UInt64) {
-        let x = word ^ 0x3030_3030_3030_3030
-        // High bit of a byte set when it is not a digit. A carry out of a non-digit byte only
-        // reaches bytes after it, which are not counted.
-        let nonDigit = (x | (x &+ 0x7676_7676_7676_7676)) & 0x8080_8080_8080_8080
-        let count = nonDigit == 0 ? 8 : nonDigit.trailingZeroBitCount >> 3
+        let count = digitRun(word)
         guard count > 0 else { return (0, 0) }
         // The first digit is the lowest byte: shifting the run to the top leaves zeros before it.
-        var v = x << UInt64(64 - 8 * count)
+        return (count, topDigitsValue((word ^ 0x3030_3030_3030_3030) << UInt64(64 - 8 * count)))
+    }
+
+    /// How many ASCII digits `word` (8 bytes, little-endian) starts with, 0–8. A byte XORed with
+    /// 0x30 is a digit when it is at most 9; the high bit of each byte that is not is set, and a
+    /// carry out of such a byte only reaches bytes after it, which are not counted.
+    @inlinable @inline(__always)
+    public static func digitRun(_ word: UInt64) -> Int {
+        let x = word ^ 0x3030_3030_3030_3030
+        let nonDigit = (x | (x &+ 0x7676_7676_7676_7676)) & 0x8080_8080_8080_8080
+        return nonDigit == 0 ? 8 : nonDigit.trailingZeroBitCount >> 3
+    }
+
+    /// The value of digit values 0–9 held in the top bytes of `v`, the most significant in the
+    /// lowest of them, with zero bytes below: combined in pairs, fours and eights.
+    @inlinable @inline(__always)
+    public static func topDigitsValue(_ v: UInt64) -> UInt64 {
+        var v = v
         v = ((v & 0x0F0F_0F0F_0F0F_0F0F) &* 2561) >> 8
         v = ((v & 0x00FF_00FF_00FF_00FF) &* 6_553_601) >> 16
         v = ((v & 0x0000_FFFF_0000_FFFF) &* 42_949_672_960_001) >> 32
-        return (count, v)
+        return v
+    }
+
+    /// The value of the `k` digits at the start of `whole` followed by the `f` digits at the start
+    /// of `fraction` (k, f ≥ 1, k + f ≤ 8), as one integer: the two runs are placed side by side
+    /// in the top bytes of one word and combined once.
+    @inlinable @inline(__always)
+    public static func joinedDigits(_ whole: UInt64, _ k: Int, _ fraction: UInt64, _ f: Int) -> UInt64 {
+        let zeros: UInt64 = 0x3030_3030_3030_3030
+        let tail = (fraction ^ zeros) << UInt64(64 - 8 * f)
+        let head = ((whole ^ zeros) << UInt64(64 - 8 * k)) >> UInt64(8 * f)
+        return topDigitsValue(head | tail)
     }
 
     /// Parses a JSON number starting at `p[i]`, stopping at the first byte that cannot continue it.

@@ -111,26 +111,39 @@ enum PlainLine {
         guard i &+ 1 < n else { return -1 }
         let negative = p[i] == UInt8(ascii: "-")
         let j = negative ? i &+ 1 : i
-        var (k, m) = NumberParser.eightDigits(word(p, j))
+        let w0 = word(p, j)
+        var k = NumberParser.digitRun(w0)
         guard k > 0, k == 1 || p[j] != UInt8(ascii: "0") else { return -1 }
         var end = j &+ k
         guard end < n else { return -1 }
+        // The whole part's value, when the fraction does not take it into one word with its own.
+        @inline(__always) func whole() -> UInt64 { NumberParser.topDigitsValue((w0 ^ 0x3030_3030_3030_3030) << UInt64(64 &- 8 &* k)) }
+        var m: UInt64 = 0
         if k == 8 {
             let (k2, v2) = NumberParser.eightDigits(word(p, end))
             guard k2 < 8 else { return -1 }
-            m = m &* NumberParser.pow10Int(k2) &+ v2
+            m = whole() &* NumberParser.pow10Int(k2) &+ v2
             k &+= k2
             end &+= k2
             guard end < n else { return -1 }
         }
         var scale = 0
         if p[end] == UInt8(ascii: ".") {
-            let (k3, v3) = NumberParser.eightDigits(word(p, end &+ 1))
+            let w1 = word(p, end &+ 1)
+            let k3 = NumberParser.digitRun(w1)
             guard k3 > 0, k3 < 8, k &+ k3 <= 15 else { return -1 }
-            m = m &* NumberParser.pow10Int(k3) &+ v3
+            if k &+ k3 <= 8 {
+                // The usual coordinate (48.282320): both runs in one word, one conversion.
+                m = NumberParser.joinedDigits(w0, k, w1, k3)
+            } else {
+                let (_, v3) = NumberParser.eightDigits(w1)
+                m = (k < 8 ? whole() : m) &* NumberParser.pow10Int(k3) &+ v3
+            }
             scale = k3
             end &+= 1 &+ k3
             guard end < n else { return -1 }
+        } else if k < 8 {
+            m = whole()
         }
         guard p[end] | 0x20 != UInt8(ascii: "e") else { return -1 }
         // m < 10¹⁵ converts exactly, and as a signed integer in one instruction.
