@@ -194,8 +194,9 @@ extension OutputFile {
         cursor.put(UInt8(ascii: "\""))
     }
 
-    /// The cache slot of `t`: the top bits of its bit pattern times a large odd constant (whole
-    /// seconds, the usual times, land in distinct slots a few hundred apart).
+    /// The cache slot of `t`: the top ten bits of its bit pattern times a large odd constant.
+    /// Consecutive whole seconds near 2023's land about 440 slots apart, and 1,024 consecutive
+    /// seconds fill 876 slots.
     @inline(__always)
     static func timeSlot(_ t: Double) -> Int {
         Int(truncatingIfNeeded: (t.bitPattern &* 0x9E37_79B9_7F4A_7C15) >> 54)
