@@ -186,7 +186,7 @@ public final class Engine {
         monitor.advance(to: t)
     }
 
-    public var clock: Double { monitor.clock }
+    public var clock: Double { monitor.currentClock }
 
     /// The earliest timer of the three queues; at equal times region timers (dwell, then beacon
     /// silence) come before notification timers.

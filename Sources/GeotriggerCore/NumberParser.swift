@@ -78,8 +78,14 @@ public enum NumberParser {
     public static func eightDigits(_ word: UInt64) -> (count: Int, value: UInt64) {
         let count = digitRun(word)
         guard count > 0 else { return (0, 0) }
+        return (count, runValue(word, count))
+    }
+
+    /// The value of the first `count` (1–8) bytes of `word`, ASCII digits (`digitRun`'s count).
+    @inlinable @inline(__always)
+    public static func runValue(_ word: UInt64, _ count: Int) -> UInt64 {
         // The first digit is the lowest byte: shifting the run to the top leaves zeros before it.
-        return (count, topDigitsValue((word ^ 0x3030_3030_3030_3030) << UInt64(64 - 8 * count)))
+        topDigitsValue((word ^ 0x3030_3030_3030_3030) << UInt64(64 &- 8 &* count))
     }
 
     /// How many ASCII digits `word` (8 bytes, little-endian) starts with, 0–8. A byte XORed with

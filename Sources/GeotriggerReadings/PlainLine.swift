@@ -116,13 +116,13 @@ enum PlainLine {
         guard k > 0, k == 1 || p[j] != UInt8(ascii: "0") else { return -1 }
         var end = j &+ k
         guard end < n else { return -1 }
-        // The whole part's value, when the fraction does not take it into one word with its own.
-        @inline(__always) func whole() -> UInt64 { NumberParser.topDigitsValue((w0 ^ 0x3030_3030_3030_3030) << UInt64(64 &- 8 &* k)) }
+        // The digits' value; while the whole part is one word (k < 8) it is made only once it is
+        // known whether the fraction joins it in one conversion.
         var m: UInt64 = 0
         if k == 8 {
             let (k2, v2) = NumberParser.eightDigits(word(p, end))
             guard k2 < 8 else { return -1 }
-            m = whole() &* NumberParser.pow10Int(k2) &+ v2
+            m = NumberParser.runValue(w0, 8) &* NumberParser.pow10Int(k2) &+ v2
             k &+= k2
             end &+= k2
             guard end < n else { return -1 }
@@ -136,14 +136,13 @@ enum PlainLine {
                 // The usual coordinate (48.282320): both runs in one word, one conversion.
                 m = NumberParser.joinedDigits(w0, k, w1, k3)
             } else {
-                let (_, v3) = NumberParser.eightDigits(w1)
-                m = (k < 8 ? whole() : m) &* NumberParser.pow10Int(k3) &+ v3
+                m = (k < 8 ? NumberParser.runValue(w0, k) : m) &* NumberParser.pow10Int(k3) &+ NumberParser.runValue(w1, k3)
             }
             scale = k3
             end &+= 1 &+ k3
             guard end < n else { return -1 }
         } else if k < 8 {
-            m = whole()
+            m = NumberParser.runValue(w0, k)
         }
         guard p[end] | 0x20 != UInt8(ascii: "e") else { return -1 }
         // m < 10¹⁵ converts exactly, and as a signed integer in one instruction.
