@@ -25,7 +25,8 @@ let package = Package(
         .target(name: "CPrefetch"),
         // glibc's sincos, which Swift's Glibc module does not export (a fix's unit vector).
         .target(name: "CMath"),
-        // Sixteen box tests at once for the packed R-tree (SSE compare and movemask).
+        // Sixteen comparisons at once (SSE compare and movemask): box tests for the packed R-tree,
+        // due clearances for a device's neighbourhood.
         .target(name: "CBoxes"),
         // Value types shared by every layer: time stamps, JSON values, region definitions and their files.
         .target(
@@ -40,7 +41,7 @@ let package = Package(
         .target(
             name: "GeotriggerMonitoring",
             dependencies: [
-                "CPrefetch", "GeotriggerCore", "GeotriggerReadings", "GeotriggerGeometry",
+                "CBoxes", "CPrefetch", "GeotriggerCore", "GeotriggerReadings", "GeotriggerGeometry",
             ]
         ),
         // Notification requests, triggers, per-device centers and their clock. Knows nothing of geometry:

@@ -25,37 +25,6 @@ extension UnsafeMutableBufferPointer {
     }
 }
 
-extension UnsafeMutableBufferPointer {
-    /// Puts `head`'s elements in place of the first `head.count` elements and restores the order,
-    /// given that the elements after those are in order already: sorts `head` (in place; it is
-    /// meant to be short), then merges it forward with that tail. O(n + k log k) moves and
-    /// comparisons, where insertion sort over the whole buffer takes O(n·k) when the new head
-    /// belongs near the back (a device's retested regions, whose new clearances lie beyond the
-    /// older ones'). The merge writes only slots it has already read, so no scratch is needed.
-    /// Not stable between `head` and the tail.
-    @inlinable
-    public func replaceHeadAndMerge(with head: UnsafeMutableBufferPointer<Element>,
-                                    by areInIncreasingOrder: (Element, Element) -> Bool) {
-        let k = head.count
-        precondition(k <= count, "the head is longer than the buffer")
-        guard k > 0, let p = baseAddress, let h = head.baseAddress else { return }
-        head.smallSort(by: areInIncreasingOrder)
-        var w = 0, i = k, j = 0
-        // w = (i - k) + j ≤ i: the write never overtakes the tail's read.
-        while j < k {
-            if i < count && areInIncreasingOrder(p[i], h[j]) {
-                p[w] = p[i]
-                i += 1
-            } else {
-                p[w] = h[j]
-                j += 1
-            }
-            w += 1
-        }
-        // What is left of the tail is in place already (w == i).
-    }
-}
-
 extension UnsafeMutableBufferPointer where Element: Comparable {
     /// Sorts in place, ascending, allocating nothing: insertion sort for up to 16 elements, Shell
     /// sort above (a candidate list of a few dozen regions, where insertion's n²/4 moves add up).

@@ -103,8 +103,8 @@ public final class Monitor {
         var anchorPhi = 0.0, anchorLambda = 0.0, anchorCos = 0.0
         var safeAngle = 0.0
         /// Where the neighbourhood was taken (radians) and its reach (metres); `near` holds the
-        /// regions whose decision may change within that reach, ordered by the odometer reading
-        /// at which they must be retested. reach 0 = none.
+        /// regions whose decision may change within that reach, in region order, each with the
+        /// odometer reading at which it must be retested. reach 0 = none.
         var hoodPhi = 0.0, hoodLambda = 0.0, hoodCos = 0.0
         var reach: Float = 0
         /// The longest reach the next neighbourhood may take: a few times the smallest clearance
@@ -114,7 +114,7 @@ public final class Monitor {
         /// through every evaluated fix since, to the last one: the sum of the bounds between
         /// successive evaluated fixes.
         var odometer = 0.0
-        var near = PodList<NearRegion>()
+        var near = Neighbourhood()
         /// Sorted by region.
         var visits = PodList<Visit>()
         /// When the neighbourhood was taken: the device's speed since then sets the next one's reach.
@@ -162,6 +162,11 @@ public final class Monitor {
             self.clearance = .below(max(0, clearance))
         }
 
+        @inline(__always) init(key: UInt32, clearance: Float) {
+            self.key = key
+            self.clearance = clearance
+        }
+
         var region: Int32 { Int32(bitPattern: key >> 1) }
     }
 
@@ -183,10 +188,8 @@ public final class Monitor {
     /// Whether events are held until the fix is done (the index reordered its regions).
     private let holdsEvents: Bool
     @exclusivity(unchecked) private var held = PodList<HeldEvent>()
-    /// Reused to collect a device's new neighbourhood (or the retested part of it).
+    /// Reused to collect a device's new neighbourhood, in region order.
     @exclusivity(unchecked) private var hood = PodList<NearRegion>()
-    /// Reused for the keys (`NearRegion.key`) of the regions a partial evaluation retests, ascending.
-    @exclusivity(unchecked) private var retest = PodList<UInt32>()
     /// Per region, a bit per event kind its `notifyOnEntry` / `notifyOnExit` turn off. As with
     /// Core Location's flags, the state is still tracked; only the event is not reported.
     private let silenced: [UInt8]
@@ -216,7 +219,6 @@ public final class Monitor {
         UnsafeMutableRawPointer(states).deallocate()
         scratch.free()
         hood.free()
-        retest.free()
         held.free()
     }
 
@@ -277,35 +279,45 @@ public final class Monitor {
     }
 
     /// Prefetches the hot entries of the neighbourhood regions that come due if the device's
-    /// next step is about as long as its last (at most 8).
+    /// next step is about as long as its last (the first four of the first 16 entries).
     @inline(__always)
     private func prefetchDueRegions(_ di: Int) {
-        guard states[di].reach > 0 else { return }
-        let horizon = Float(states[di].odometer) + 1.5 * states[di].lastStep
         let near = states[di].near
-        var k = 0
-        while k < Int(near.count) && k < 8 && near[k].clearance <= horizon {
-            index.prefetch(near[k].region)
-            k += 1
-        }
+        guard near.count > 0 else { return }
+        let horizon = Float(states[di].odometer) + 1.5 * states[di].lastStep
+        var rest = Float.infinity
+        prefetchRegions(near, block: 0, near.due(block: 0, limit: horizon, rest: &rest))
     }
 
-    /// Prefetches every cache line of the device's neighbourhood and visit lists (up to 8 each):
-    /// a retest scans the first and binary-searches the second.
+    /// Prefetches the hot entries of the first four regions in `due` (bits of block `b` of
+    /// `near`), with no branch on how many there are: where fewer are due, the block's last
+    /// entry is asked for again.
+    @inline(__always)
+    private func prefetchRegions(_ near: Neighbourhood, block b: Int, _ due: UInt32) {
+        var m = due
+        index.prefetch(near.dueRegion(block: b, m))
+        m &= m &- 1
+        index.prefetch(near.dueRegion(block: b, m))
+        m &= m &- 1
+        index.prefetch(near.dueRegion(block: b, m))
+        m &= m &- 1
+        index.prefetch(near.dueRegion(block: b, m))
+    }
+
+    /// Prefetches the device's neighbourhood (its first block) and the first six lines of its
+    /// visit list (96 visits' worth), with no branch on their lengths: a retest scans the first
+    /// and binary-searches the second. Lines past a list's end are wasted hints, never faults.
     @inline(__always)
     private func prefetchLists(_ di: Int) {
-        @inline(__always) func lines<E>(_ list: PodList<E>) {
-            guard let base = list.base else { return }
-            let start = UInt(bitPattern: base) & ~63
-            let end = min(UInt(bitPattern: base + Int(list.count)), start + 512)
-            var line = start
-            while line < end {
-                geotrigger_prefetch(UnsafeRawPointer(bitPattern: line))
-                line += 64
-            }
-        }
-        lines(states[di].near)
-        lines(states[di].visits)
+        states[di].near.prefetch()
+        guard let base = states[di].visits.base else { return }
+        let line = UnsafeRawPointer(bitPattern: UInt(bitPattern: base) & ~63).unsafelyUnwrapped
+        geotrigger_prefetch(line)
+        geotrigger_prefetch(line + 64)
+        geotrigger_prefetch(line + 128)
+        geotrigger_prefetch(line + 192)
+        geotrigger_prefetch(line + 256)
+        geotrigger_prefetch(line + 320)
     }
 
     public func device(_ name: String) -> Int32 {
@@ -368,8 +380,7 @@ public final class Monitor {
         hood.removeAll()
         index.warm(box)
         let safe = evaluate(di, d, t, q, box, first: first, safe: reach, keepBelow: reach)
-        hood.buffer.smallSort { $0.clearance < $1.clearance }
-        states[di].near.assign(hood)
+        states[di].near.assign(hood.buffer)
         states[di].hoodPhi = phi
         states[di].hoodLambda = lambda
         states[di].hoodCos = q.cosLatitude
@@ -400,76 +411,72 @@ public final class Monitor {
     static let reachSeconds = 40.0
     static let reachClearances: Float = 4
 
-    /// Retests the neighbourhood regions due at `odometer` (they lead the list) and keeps the list
-    /// sorted; returns the safe distance from `q` for the regions of the list. A region is
-    /// retested once the device may have travelled its clearance since it was last tested, not
-    /// each time the device is that far from where the neighbourhood was taken.
+    /// Retests, in place and in region order, the neighbourhood regions due at `odometer` (whose
+    /// clearance the device may have travelled since they were last tested); returns the safe
+    /// distance from `q` for the regions of the list. A region is retested once the device may
+    /// have travelled its clearance since it was last tested, not each time the device is that
+    /// far from where the neighbourhood was taken.
     private func retestNeighbourhood(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, odometer: Double, first: Bool) -> Double {
         // A view of the list: nothing below reallocates it.
         let near = states[di].near
-        var k = 0
-        while k < Int(near.count) && Double(near[k].clearance) <= odometer { k += 1 }
-        // Regions not retested keep their decision until the odometer reaches their clearance.
+        // For a Float c, c ≤ odometer exactly when c ≤ the largest Float not above it.
+        let limit = Float.below(odometer)
+        // The smallest clearance not due: those regions keep their decision until then.
+        var rest = Float.infinity
         var safe = Double.infinity
-        if k < Int(near.count) { safe = Double(near[k].clearance) - odometer }
-        guard k > 0 else { return safe }
-        retest.removeAll()
-        for i in 0..<k {
-            retest.append(near[i].key)
-            index.prefetch(near[i].region)
+        var from = 0
+        var pointSet = false
+        for b in 0..<near.blocks {
+            var due = near.due(block: b, limit: limit, rest: &rest)
+            guard due != 0 else { continue }
+            if !pointSet {
+                index.setQueryPoint(q.coordinate)
+                pointSet = true
+            }
+            prefetchRegions(near, block: b, due)
+            while due != 0 {
+                let i = 16 * b + due.trailingZeroBitCount
+                due &= due - 1
+                safe = min(safe, retestRegion(di, d, t, q, entry: i, near, first: first, odometer: odometer, from: &from))
+            }
         }
-        retest.buffer.insertionSort()
-        index.setQueryPoint(q.coordinate)
-        hood.removeAll()
-        safe = retestRegions(di, d, t, q, first: first, safe: safe, offset: -odometer)
-        // The retested regions, due at the odometer plus their new clearance, back into the
-        // sorted list: the tail is sorted already, so the short head is sorted and merged with
-        // it (their new clearances mostly lie beyond the tail's, where insertion sort would walk
-        // each one across the whole list). Only which regions come due, and the smallest
-        // clearance, depend on this order: events follow region order.
-        near.buffer.replaceHeadAndMerge(with: hood.buffer) { $0.clearance < $1.clearance }
-        return safe
+        return min(safe, Double(rest) - odometer)
     }
 
-    /// Tests the regions in `retest` (ascending), all of the device's neighbourhood, against its
-    /// visits, deciding enters and exits in region order. Whether a region is visited comes from
-    /// its key; only an enter or exit looks it up in the visit list (a binary search from the
-    /// last change: visits of other regions cannot have changed) to edit the list in place.
-    /// Appends each region with its clearance less `offset` to `hood`, in `retest`'s order;
-    /// returns the smallest clearance, at most `limit`.
-    private func retestRegions(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, first: Bool, safe limit: Double,
-                               offset: Double) -> Double {
+    /// Tests the neighbourhood's entry `i` against the device's visits; returns its clearance.
+    /// Whether the region is visited comes from its key; only an enter or exit looks it up in the
+    /// visit list (a binary search from `from`, the last change: entries are retested in region
+    /// order, and visits of other regions cannot have changed) to edit the list in place. The
+    /// entry is rewritten: the odometer reading at which it is due next, and whether inside.
+    @inline(__always)
+    private func retestRegion(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, entry i: Int, _ near: Neighbourhood,
+                              first: Bool, odometer: Double, from: inout Int) -> Double {
+        let key = near.keys[i]
+        let r = Int32(bitPattern: key >> 1)
+        let visited = key & 1 != 0
+        // Inside: within the exit boundary for a visit, the entry boundary otherwise.
+        let (inside, c) = index.test(Int(r), q, visited: visited)
+        near[i] = NearRegion(region: r, inside: inside, clearance: c + odometer)
+        if inside == visited { return c }
+        index.prefetchForEvent(r)
         let p = q.coordinate
-        var safe = limit
-        var from = 0
-        for n in 0..<Int(retest.count) {
-            let key = retest[n]
-            let r = Int32(bitPattern: key >> 1)
-            let visited = key & 1 != 0
-            // Inside: within the exit boundary for a visit, the entry boundary otherwise.
-            let (inside, c) = index.test(Int(r), q, visited: visited)
-            safe = min(safe, c)
-            hood.append(NearRegion(region: r, inside: inside, clearance: c - offset))
-            if inside == visited { continue }
-            index.prefetchForEvent(r)
-            // The first visit at or after r.
-            let visits = states[di].visits
-            var lo = from, hi = Int(visits.count)
-            while lo < hi {
-                let mid = (lo + hi) >> 1
-                if visits[mid].region < r { lo = mid + 1 } else { hi = mid }
-            }
-            if visited {
-                let visit = visits[lo]
-                states[di].visits.remove(at: lo)
-                from = lo
-                leave(d, t, visit, p)
-            } else {
-                enter(d, t, r, first: first, p) { states[di].visits.insert($0, at: lo) }
-                from = lo + 1
-            }
+        // The first visit at or after r.
+        let visits = states[di].visits
+        var lo = from, hi = Int(visits.count)
+        while lo < hi {
+            let mid = (lo + hi) >> 1
+            if visits[mid].region < r { lo = mid + 1 } else { hi = mid }
         }
-        return safe
+        if visited {
+            let visit = visits[lo]
+            states[di].visits.remove(at: lo)
+            from = lo
+            leave(d, t, visit, p)
+        } else {
+            enter(d, t, r, first: first, p) { states[di].visits.insert($0, at: lo) }
+            from = lo + 1
+        }
+        return c
     }
 
     /// Starts a visit of `r`: a new serial, the visit handed to `store`, then (unless it is a

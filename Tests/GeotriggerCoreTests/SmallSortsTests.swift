@@ -32,24 +32,6 @@ import Testing
         #expect(Set(pairs.map(\.id)) == Set(0..<count))
     }
 
-    /// A neighbourhood after a retest: a sorted tail, and a head of new entries in any order
-    /// (often beyond the whole tail) — against sorting everything with the standard sort.
-    @Test(arguments: [(0, 0), (1, 0), (1, 1), (5, 5), (40, 0), (40, 1), (40, 3), (40, 17), (40, 40), (300, 25)])
-    func replaceHeadAndMergeMatchesTheStandardSort(count: Int, headCount: Int) {
-        var values = Values(state: UInt64(count * 1000 + headCount) + 7)
-        for (headBound, tailBound): (UInt64, UInt64) in [(10, 10), (1000, 100), (100, 1000), (3, 1 << 31)] {
-            let old = (0..<headCount).map { _ in values.next(below: tailBound) }
-            let tail = (headCount..<count).map { _ in values.next(below: tailBound) }.sorted()
-            var head = (0..<headCount).map { _ in values.next(below: headBound) + Int32(headBound == 100 ? 900 : 0) }
-            let expected = (head + tail).sorted()
-            var buffer = old + tail
-            buffer.withUnsafeMutableBufferPointer { b in
-                head.withUnsafeMutableBufferPointer { h in b.replaceHeadAndMerge(with: h, by: <) }
-            }
-            #expect(buffer == expected, "\(count) elements, head of \(headCount) below \(headBound)")
-        }
-    }
-
     @Test func insertionSortIsStable() {
         var pairs = [(2, "a"), (1, "b"), (2, "c"), (1, "d"), (0, "e")]
         pairs.withUnsafeMutableBufferPointer { $0.insertionSort { $0.0 < $1.0 } }

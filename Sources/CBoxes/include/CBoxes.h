@@ -35,4 +35,39 @@ static inline uint32_t geotrigger_meets16(const float *block, float minX, float 
 #endif
 }
 
+/// Which of 16 retest odometer readings (a device's neighbourhood clearances, `Neighbourhood`)
+/// are due at `limit`, as bit k for c[k] <= limit; `*rest` becomes the smaller of itself and
+/// every c[k] above `limit` (the next one due). A short list is padded with +infinity, which is
+/// never due and never lowers `*rest`. Four per SSE compare, one movemask per four; other
+/// targets compare one at a time.
+static inline uint32_t geotrigger_due16(const float *c, float limit, float *rest) {
+#if defined(__SSE2__)
+    const __m128 l = _mm_set1_ps(limit), inf = _mm_set1_ps(__builtin_inff());
+    __m128 m = _mm_set1_ps(*rest);
+    uint32_t mask = 0;
+    for (int k = 0; k < 4; k++) {
+        const __m128 v = _mm_loadu_ps(c + 4 * k);
+        const __m128 due = _mm_cmple_ps(v, l);
+        mask |= (uint32_t)_mm_movemask_ps(due) << (4 * k);
+        m = _mm_min_ps(m, _mm_or_ps(_mm_and_ps(due, inf), _mm_andnot_ps(due, v)));
+    }
+    m = _mm_min_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+    m = _mm_min_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+    *rest = _mm_cvtss_f32(m);
+    return mask;
+#else
+    uint32_t mask = 0;
+    float r = *rest;
+    for (int k = 0; k < 16; k++) {
+        if (c[k] <= limit) {
+            mask |= (uint32_t)1 << k;
+        } else if (c[k] < r) {
+            r = c[k];
+        }
+    }
+    *rest = r;
+    return mask;
+#endif
+}
+
 #endif

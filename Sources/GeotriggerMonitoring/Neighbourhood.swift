@@ -1,0 +1,98 @@
+import CBoxes
+import CPrefetch
+import GeotriggerCore
+
+/// A device's neighbourhood (`Monitor`'s fast path): the regions whose boundary lay within the
+/// reach of where it was taken, in region order, each with the odometer reading at which it must
+/// be retested (`Monitor.NearRegion`).
+///
+/// Kept as two arrays in one 64-byte-aligned buffer, `room` Float clearances and then `room`
+/// keys, with `room` a multiple of 16 and the clearances past `count` set to +∞: a fix finds the
+/// regions due with one compare per 16 (`geotrigger_due16`) and retests them in place, in
+/// region order, so the list is never sorted or merged. A value type with manual ownership, as
+/// `PodList`: whoever holds the live copy calls `free()` once; copies are views.
+struct Neighbourhood {
+    private var storage: UnsafeMutableRawPointer?
+    private(set) var count: Int32 = 0
+    private var room: Int32 = 0
+
+    init() {}
+
+    /// Blocks of 16 entries that hold the list.
+    @inline(__always) var blocks: Int { (Int(count) + 15) >> 4 }
+
+    @inline(__always) var clearances: UnsafeMutablePointer<Float> {
+        storage.unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
+    }
+
+    @inline(__always) var keys: UnsafeMutablePointer<UInt32> {
+        (storage.unsafelyUnwrapped + Int(room) * 4).assumingMemoryBound(to: UInt32.self)
+    }
+
+    /// Entry `i` (`i < count`).
+    @inline(__always) subscript(i: Int) -> Monitor.NearRegion {
+        get { Monitor.NearRegion(key: keys[i], clearance: clearances[i]) }
+        nonmutating set {
+            keys[i] = newValue.key
+            clearances[i] = newValue.clearance
+        }
+    }
+
+    /// The entries of block `b` due at `limit` (clearance ≤ limit), as bit k for entry 16b + k;
+    /// `rest` is lowered to the smallest clearance in the block above `limit`.
+    @inline(__always)
+    func due(block b: Int, limit: Float, rest: inout Float) -> UInt32 {
+        geotrigger_due16(clearances + 16 * b, limit, &rest)
+    }
+
+    /// The region of the lowest entry in `due` (bits of block `b`), or of the block's last entry
+    /// when `due` is 0: a region to prefetch, read without a branch on how many are due.
+    @inline(__always)
+    func dueRegion(block b: Int, _ due: UInt32) -> Int32 {
+        Int32(bitPattern: keys[16 * b + min(due.trailingZeroBitCount, 15)] >> 1)
+    }
+
+    /// Replaces the contents with `entries`, which must be in region order.
+    mutating func assign(_ entries: UnsafeMutableBufferPointer<Monitor.NearRegion>) {
+        let n = entries.count
+        count = 0
+        guard n > 0 else { return }
+        let padded = (n + 15) & ~15
+        if padded > Int(room) { grow(to: padded) }
+        let c = clearances, k = keys
+        for i in 0..<n {
+            c[i] = entries[i].clearance
+            k[i] = entries[i].key
+        }
+        // The rest of the last block is never due (and names region 0, for `dueRegion`).
+        for i in n..<padded {
+            c[i] = .infinity
+            k[i] = 0
+        }
+        count = Int32(n)
+    }
+
+    private mutating func grow(to padded: Int) {
+        precondition(padded <= Int(Int32.max) / 8, "neighbourhood too long")
+        let target = max(padded, (Int(room) + Int(room) / 2 + 15) & ~15)
+        storage?.deallocate()
+        storage = UnsafeMutableRawPointer.allocate(byteCount: target * 8, alignment: 64)
+        room = Int32(target)
+    }
+
+    /// Prefetches the first block's clearances and keys (one line each; most lists fit in one
+    /// block), with no branch on the list's length.
+    @inline(__always)
+    func prefetch() {
+        guard let storage else { return }
+        geotrigger_prefetch(storage)
+        geotrigger_prefetch(storage + Int(room) * 4)
+    }
+
+    mutating func free() {
+        storage?.deallocate()
+        storage = nil
+        count = 0
+        room = 0
+    }
+}
