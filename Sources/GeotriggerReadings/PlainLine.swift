@@ -113,7 +113,9 @@ enum PlainLine {
         let j = negative ? i &+ 1 : i
         let w0 = word(p, j)
         var k = NumberParser.digitRun(w0)
-        guard k > 0, k == 1 || p[j] != UInt8(ascii: "0") else { return -1 }
+        // The leading byte first: it is almost never a zero, so the digit count (1 or 2 at random
+        // for an accuracy) is not branched on.
+        guard k > 0, p[j] != UInt8(ascii: "0") || k == 1 else { return -1 }
         var end = j &+ k
         guard end < n else { return -1 }
         // The digits' value; while the whole part is one word (k < 8) it is made only once it is
