@@ -106,6 +106,11 @@ struct Report {
 
     // MARK: Targets
 
+    /// Memory figures as "834 B (city), 173 B (world)", or "not measured".
+    private func bounded(_ figures: [(Double, String)]) -> String {
+        figures.isEmpty ? "not measured" : figures.map { String(format: "%.0f B (%@)", $0.0, $0.1) }.joined(separator: ", ")
+    }
+
     func targets() -> String {
         let city = results.scenarios.first { $0.kind == "city" }
         let oneMillion = results.regionSweep.first { $0.size == 1_000_000 }
@@ -127,14 +132,15 @@ struct Report {
         rows.append(("Index build for 1 million regions < 2 s",
                      oneMillion?.indexBuildSeconds.map(seconds) ?? "1M not in this run's sweep",
                      oneMillion?.indexBuildSeconds.map { $0 < 2 }))
-        let perRegion = largestRegions.map { ($0.bytesPerItem, "\(grouped($0.size)) circles") }
-            ?? city.map { ($0.bytesPerRegion, "city") }
-        rows.append(("≤ 256 bytes per region", perRegion.map { String(format: "%.0f B (%@)", $0.0, $0.1) } ?? "not measured",
-                     perRegion.map { $0.0 <= 256 }))
-        let perDevice = largestDevices.map { ($0.bytesPerItem, "\(grouped($0.size)) devices") }
-            ?? city.map { ($0.bytesPerActiveDevice, "city") }
-        rows.append(("≤ 512 bytes per active device", perDevice.map { String(format: "%.0f B (%@)", $0.0, $0.1) } ?? "not measured",
-                     perDevice.map { $0.0 <= 512 }))
+        // Each bound is judged on every figure that measures it: the circle scenarios' own and the
+        // largest sweep point for regions (issue 5 bounds circular regions); every scenario's own
+        // and the largest sweep point for devices. Met only when all of them are within it.
+        var perRegion = results.scenarios.filter { $0.kind != "beacons" }.map { ($0.bytesPerRegion, $0.kind) }
+        if let largestRegions { perRegion.append((largestRegions.bytesPerItem, "\(grouped(largestRegions.size)) circles")) }
+        rows.append(("≤ 256 bytes per circular region", bounded(perRegion), perRegion.isEmpty ? nil : perRegion.allSatisfy { $0.0 <= 256 }))
+        var perDevice = results.scenarios.map { ($0.bytesPerActiveDevice, $0.kind) }
+        if let largestDevices { perDevice.append((largestDevices.bytesPerItem, "\(grouped(largestDevices.size)) devices")) }
+        rows.append(("≤ 512 bytes per active device", bounded(perDevice), perDevice.isEmpty ? nil : perDevice.allSatisfy { $0.0 <= 512 }))
         var out = "## SPEC §6 targets\n\n| Target | Measured | |\n|---|---|---|\n"
         for (target, measured, met) in rows {
             out += "| \(target) | \(measured) | \(met.map { $0 ? "met" : "**not met**" } ?? "—") |\n"
