@@ -1,0 +1,71 @@
+@testable import GeotriggerMonitoring
+import Testing
+
+/// The fast path skips a region until the odometer reaches its clearance: a region whose
+/// clearance equals the odometer must come due, or a boundary could be crossed unnoticed. These
+/// check `Neighbourhood`'s sixteen-at-a-time scan against a plain loop, ties included.
+@Suite("Neighbourhood")
+struct NeighbourhoodTests {
+    /// SplitMix64, so every run checks the same lists.
+    struct Values {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    }
+
+    @Test(arguments: [1, 5, 15, 16, 17, 31, 32, 33, 70])
+    func dueEntriesAndTheNextOneMatchAPlainLoop(count: Int) {
+        var values = Values(state: UInt64(count))
+        // Few distinct clearances, so many equal the limit exactly.
+        let entries = (0..<count).map { i in
+            Monitor.NearRegion(key: UInt32(i) << 1 | UInt32(values.below(2)), clearance: Float(values.below(12)) * 0.5)
+        }
+        var near = Neighbourhood()
+        defer { near.free() }
+        var copy = entries
+        copy.withUnsafeMutableBufferPointer { near.assign($0) }
+        #expect(Int(near.count) == count)
+        #expect(near.blocks == (count + 15) / 16)
+        for limit: Float in [-1, 0, 0.5, 2, 2.25, 5.5, 100] {
+            var due: [Int] = []
+            var rest = Float.infinity
+            for b in 0..<near.blocks {
+                var mask = near.due(block: b, limit: limit, rest: &rest)
+                while mask != 0 {
+                    due.append(16 * b + mask.trailingZeroBitCount)
+                    mask &= mask - 1
+                }
+            }
+            let expectedDue = entries.indices.filter { entries[$0].clearance <= limit }
+            let expectedRest = entries.map(\.clearance).filter { $0 > limit }.min() ?? .infinity
+            #expect(due == expectedDue, "\(count) entries, limit \(limit)")
+            #expect(rest == expectedRest, "\(count) entries, limit \(limit)")
+            // Entries come back as stored, in region order.
+            #expect(due.map { near[$0].key } == expectedDue.map { entries[$0].key })
+        }
+    }
+
+    /// A list that shrinks keeps its buffer: the old entries past the new end must never come due.
+    @Test func aShorterListLeavesNothingDueBehindIt() {
+        var near = Neighbourhood()
+        defer { near.free() }
+        var long = (0..<40).map { Monitor.NearRegion(key: UInt32($0) << 1, clearance: 0) }
+        long.withUnsafeMutableBufferPointer { near.assign($0) }
+        var short = (0..<3).map { Monitor.NearRegion(key: UInt32($0) << 1, clearance: 10) }
+        short.withUnsafeMutableBufferPointer { near.assign($0) }
+        var rest = Float.infinity
+        #expect(near.blocks == 1)
+        #expect(near.due(block: 0, limit: 5, rest: &rest) == 0)
+        #expect(rest == 10)
+        #expect(near.due(block: 0, limit: 10, rest: &rest) == 0b111)
+        var empty: [Monitor.NearRegion] = []
+        empty.withUnsafeMutableBufferPointer { near.assign($0) }
+        #expect(near.count == 0 && near.blocks == 0)
+    }
+}
