@@ -167,7 +167,8 @@ public final class Monitor {
             self.clearance = clearance
         }
 
-        var region: Int32 { Int32(bitPattern: key >> 1) }
+        /// The region a key names.
+        @inline(__always) static func region(ofKey key: UInt32) -> Int32 { Int32(bitPattern: key >> 1) }
     }
 
     /// An enter or exit decided during the current fix, held until the fix is done when the index
@@ -295,13 +296,10 @@ public final class Monitor {
     @inline(__always)
     private func prefetchRegions(_ near: Neighbourhood, block b: Int, _ due: UInt32) {
         var m = due
-        index.prefetch(near.dueRegion(block: b, m))
-        m &= m &- 1
-        index.prefetch(near.dueRegion(block: b, m))
-        m &= m &- 1
-        index.prefetch(near.dueRegion(block: b, m))
-        m &= m &- 1
-        index.prefetch(near.dueRegion(block: b, m))
+        for _ in 0..<4 {
+            index.prefetch(near.dueRegion(block: b, m))
+            m &= m &- 1
+        }
     }
 
     /// Prefetches the device's neighbourhood (its first block) and the first six lines of its
@@ -312,12 +310,7 @@ public final class Monitor {
         states[di].near.prefetch()
         guard let base = states[di].visits.base else { return }
         let line = UnsafeRawPointer(bitPattern: UInt(bitPattern: base) & ~63).unsafelyUnwrapped
-        geotrigger_prefetch(line)
-        geotrigger_prefetch(line + 64)
-        geotrigger_prefetch(line + 128)
-        geotrigger_prefetch(line + 192)
-        geotrigger_prefetch(line + 256)
-        geotrigger_prefetch(line + 320)
+        for k in 0..<6 { geotrigger_prefetch(line + 64 * k) }
     }
 
     public func device(_ name: String) -> Int32 {
@@ -380,7 +373,7 @@ public final class Monitor {
         hood.removeAll()
         index.warm(box)
         let safe = evaluate(di, d, t, q, box, first: first, safe: reach, keepBelow: reach)
-        states[di].near.assign(hood.buffer)
+        states[di].near.assign(UnsafeBufferPointer(hood.buffer))
         states[di].hoodPhi = phi
         states[di].hoodLambda = lambda
         states[di].hoodCos = q.cosLatitude
@@ -452,7 +445,7 @@ public final class Monitor {
     private func retestRegion(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, entry i: Int, _ near: Neighbourhood,
                               first: Bool, odometer: Double, from: inout Int) -> Double {
         let key = near.keys[i]
-        let r = Int32(bitPattern: key >> 1)
+        let r = NearRegion.region(ofKey: key)
         let visited = key & 1 != 0
         // Inside: within the exit boundary for a visit, the entry boundary otherwise.
         let (inside, c) = index.test(Int(r), q, visited: visited)

@@ -50,11 +50,11 @@ struct Neighbourhood {
     /// when `due` is 0: a region to prefetch, read without a branch on how many are due.
     @inline(__always)
     func dueRegion(block b: Int, _ due: UInt32) -> Int32 {
-        Int32(bitPattern: keys[16 * b + min(due.trailingZeroBitCount, 15)] >> 1)
+        Monitor.NearRegion.region(ofKey: keys[16 * b + min(due.trailingZeroBitCount, 15)])
     }
 
     /// Replaces the contents with `entries`, which must be in region order.
-    mutating func assign(_ entries: UnsafeMutableBufferPointer<Monitor.NearRegion>) {
+    mutating func assign(_ entries: UnsafeBufferPointer<Monitor.NearRegion>) {
         let n = entries.count
         count = 0
         guard n > 0 else { return }

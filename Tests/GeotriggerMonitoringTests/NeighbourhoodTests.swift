@@ -28,8 +28,7 @@ struct NeighbourhoodTests {
         }
         var near = Neighbourhood()
         defer { near.free() }
-        var copy = entries
-        copy.withUnsafeMutableBufferPointer { near.assign($0) }
+        entries.withUnsafeBufferPointer { near.assign($0) }
         #expect(Int(near.count) == count)
         #expect(near.blocks == (count + 15) / 16)
         for limit: Float in [-1, 0, 0.5, 2, 2.25, 5.5, 100] {
@@ -55,17 +54,17 @@ struct NeighbourhoodTests {
     @Test func aShorterListLeavesNothingDueBehindIt() {
         var near = Neighbourhood()
         defer { near.free() }
-        var long = (0..<40).map { Monitor.NearRegion(key: UInt32($0) << 1, clearance: 0) }
-        long.withUnsafeMutableBufferPointer { near.assign($0) }
-        var short = (0..<3).map { Monitor.NearRegion(key: UInt32($0) << 1, clearance: 10) }
-        short.withUnsafeMutableBufferPointer { near.assign($0) }
+        let long = (0..<40).map { Monitor.NearRegion(key: UInt32($0) << 1, clearance: 0) }
+        long.withUnsafeBufferPointer { near.assign($0) }
+        let short = (0..<3).map { Monitor.NearRegion(key: UInt32($0) << 1, clearance: 10) }
+        short.withUnsafeBufferPointer { near.assign($0) }
         var rest = Float.infinity
         #expect(near.blocks == 1)
         #expect(near.due(block: 0, limit: 5, rest: &rest) == 0)
         #expect(rest == 10)
         #expect(near.due(block: 0, limit: 10, rest: &rest) == 0b111)
-        var empty: [Monitor.NearRegion] = []
-        empty.withUnsafeMutableBufferPointer { near.assign($0) }
+        let empty: [Monitor.NearRegion] = []
+        empty.withUnsafeBufferPointer { near.assign($0) }
         #expect(near.count == 0 && near.blocks == 0)
     }
 }
