@@ -67,30 +67,22 @@ public final class Monitor {
     /// attribute here): the engine reads it after every reading.
     @inlinable public var currentClock: Double { clock }
 
-    /// One visit: the device is inside `region` since `enteredAt`. 16 bytes.
+    /// One visit: the device is inside `region` since `enteredAt`. A device's visits are stored
+    /// packed (`VisitList`); this is the value a visit is read as.
     public struct Visit: Sendable {
         public var region: Int32
-        /// Bits 0–29: the visit's serial, which its dwell timer names; bit 30: silent; bit 31: dwelled.
-        private var bits: UInt32
         public var enteredAt: Double
+        /// Entered silently at the device's first fix (`--initial none`).
+        public var silent: Bool
+        /// Whether `dwell` has been emitted for this visit.
+        public internal(set) var dwelled: Bool
 
-        init(region: Int32, enteredAt: Double, silent: Bool, serial: UInt32) {
+        init(region: Int32, enteredAt: Double, silent: Bool, dwelled: Bool = false) {
             self.region = region
             self.enteredAt = enteredAt
-            bits = (serial & Self.serialMask) | (silent ? 1 << 30 : 0)
+            self.silent = silent
+            self.dwelled = dwelled
         }
-
-        static let serialMask: UInt32 = (1 << 30) - 1
-        /// The serial, modulo 2³⁰ (a timer also checks the visit's entry time, so a serial that
-        /// came round again cannot fire it).
-        var serial: UInt32 { bits & Self.serialMask }
-        /// Whether `dwell` has been emitted for this visit.
-        public internal(set) var dwelled: Bool {
-            get { bits & (1 << 31) != 0 }
-            set { bits = newValue ? bits | (1 << 31) : bits & ~(1 << 31) }
-        }
-        /// Entered silently at the device's first fix (`--initial none`).
-        public var silent: Bool { bits & (1 << 30) != 0 }
     }
 
     struct DeviceState {
@@ -116,16 +108,16 @@ public final class Monitor {
         var odometer = 0.0
         var near = Neighbourhood()
         /// Sorted by region.
-        var visits = PodList<Visit>()
+        var visits = VisitList()
         /// When the neighbourhood was taken: the device's speed since then sets the next one's reach.
         var hoodT = 0.0
     }
 
-    /// A dwell timer: the visit (by its serial) of a device in a region.
+    /// A dwell timer: a device's visit of a region. The visit it was armed for is the one whose
+    /// entry time plus `dwell` is the timer's due time.
     @usableFromInline struct Timer {
         var device: Int32
         var region: Int32
-        var serial: UInt32
     }
 
     public enum Outcome: Equatable, Sendable {
@@ -141,9 +133,8 @@ public final class Monitor {
     @exclusivity(unchecked) private var stateCount = 0
     @exclusivity(unchecked) private var stateCapacity = 0
     @exclusivity(unchecked) @usableFromInline var timers = TimerQueue<Timer>()
-    @exclusivity(unchecked) private var visitSerial: UInt32 = 0
     /// Reused between fixes so building a device's new visit list does not allocate.
-    @exclusivity(unchecked) private var scratch = PodList<Visit>()
+    @exclusivity(unchecked) private var scratch = VisitList()
     /// A region of a device's neighbourhood: it was last tested at some fix, where its boundary
     /// was farther than c metres; `clearance` is c plus the odometer at that fix. By the triangle
     /// inequality its decision cannot have changed while the odometer is below `clearance`.
@@ -177,8 +168,6 @@ public final class Monitor {
     struct HeldEvent {
         var order: Int32
         var region: Int32
-        /// The visit's serial, which its dwell timer names (enters only).
-        var serial: UInt32
         var isEnter: Bool
         var distance: Double
         var enteredAt: Double
@@ -198,6 +187,7 @@ public final class Monitor {
     private let anySilenced: Bool
 
     public init(index: RegionIndex, options: MonitorOptions = MonitorOptions(), devices: DeviceTable = DeviceTable()) {
+        precondition(index.regions.count <= VisitList.maxRegions, "more than 2^30 regions")
         self.index = index
         self.options = options
         self.devices = devices
@@ -302,15 +292,13 @@ public final class Monitor {
         }
     }
 
-    /// Prefetches the device's neighbourhood (its first block) and the first six lines of its
-    /// visit list (96 visits' worth), with no branch on their lengths: a retest scans the first
-    /// and binary-searches the second. Lines past a list's end are wasted hints, never faults.
+    /// Prefetches the device's neighbourhood (its first block) and the first keys of its visit
+    /// list, with no branch on their lengths: a retest scans the first and binary-searches the
+    /// second.
     @inline(__always)
     private func prefetchLists(_ di: Int) {
         states[di].near.prefetch()
-        guard let base = states[di].visits.base else { return }
-        let line = UnsafeRawPointer(bitPattern: UInt(bitPattern: base) & ~63).unsafelyUnwrapped
-        for k in 0..<6 { geotrigger_prefetch(line + 64 * k) }
+        states[di].visits.prefetchKeys()
     }
 
     public func device(_ name: String) -> Int32 {
@@ -454,14 +442,9 @@ public final class Monitor {
         index.prefetchForEvent(r)
         let p = q.coordinate
         // The first visit at or after r.
-        let visits = states[di].visits
-        var lo = from, hi = Int(visits.count)
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            if visits[mid].region < r { lo = mid + 1 } else { hi = mid }
-        }
+        let lo = states[di].visits.lowerBound(r, from: from)
         if visited {
-            let visit = visits[lo]
+            let visit = states[di].visits[lo]
             states[di].visits.remove(at: lo)
             from = lo
             leave(d, t, visit, p)
@@ -472,28 +455,27 @@ public final class Monitor {
         return c
     }
 
-    /// Starts a visit of `r`: a new serial, the visit handed to `store`, then (unless it is a
-    /// silent first visit) its dwell timer and the enter event.
+    /// Starts a visit of `r`: the visit handed to `store`, then (unless it is a silent first visit)
+    /// its dwell timer and the enter event.
     @inline(__always)
     private func enter(_ d: Int32, _ t: Double, _ r: Int32, first: Bool, _ p: Coordinate, store: (Visit) -> Void) {
-        visitSerial &+= 1
-        let visit = Visit(region: r, enteredAt: t, silent: first && options.initial == .none, serial: visitSerial)
+        let visit = Visit(region: r, enteredAt: t, silent: first && options.initial == .none)
         store(visit)
         if visit.silent { return }
         let distance = index.reportedDistance(Int(r), p)
         if holdsEvents {
-            held.append(HeldEvent(order: index.givenPosition(r), region: r, serial: visit.serial, isEnter: true,
+            held.append(HeldEvent(order: index.givenPosition(r), region: r, isEnter: true,
                                   distance: distance, enteredAt: t))
             return
         }
-        reportEnter(d, t, r, serial: visit.serial, distance: distance)
+        reportEnter(d, t, r, distance: distance)
     }
 
     /// Arms the visit's dwell timer and reports its enter.
     @inline(__always)
-    private func reportEnter(_ d: Int32, _ t: Double, _ r: Int32, serial: UInt32, distance: Double) {
+    private func reportEnter(_ d: Int32, _ t: Double, _ r: Int32, distance: Double) {
         if let dwell = options.dwell {
-            timers.schedule(at: t + dwell, rank: devices.rank(d), Timer(device: d, region: r, serial: serial))
+            timers.schedule(at: t + dwell, rank: devices.rank(d), Timer(device: d, region: r))
         }
         emit(RegionEvent(kind: .enter, t: t, device: d, region: r, distance: distance))
     }
@@ -503,7 +485,7 @@ public final class Monitor {
     private func leave(_ d: Int32, _ t: Double, _ visit: Visit, _ p: Coordinate) {
         let distance = index.reportedDistance(Int(visit.region), p)
         if holdsEvents {
-            held.append(HeldEvent(order: index.givenPosition(visit.region), region: visit.region, serial: 0,
+            held.append(HeldEvent(order: index.givenPosition(visit.region), region: visit.region,
                                   isEnter: false, distance: distance, enteredAt: visit.enteredAt))
             return
         }
@@ -518,7 +500,7 @@ public final class Monitor {
         for k in 0..<Int(held.count) {
             let e = held[k]
             if e.isEnter {
-                reportEnter(d, t, e.region, serial: e.serial, distance: e.distance)
+                reportEnter(d, t, e.region, distance: e.distance)
             } else {
                 emit(RegionEvent(kind: .exit, t: t, device: d, region: e.region, distance: e.distance,
                                  enteredAt: e.enteredAt))
@@ -565,7 +547,7 @@ public final class Monitor {
         let visits = states[di].visits
         var i = 0, j = 0
         while i < candidates.count || j < Int(visits.count) {
-            if j == Int(visits.count) || (i < candidates.count && candidates[i] < visits[j].region) {
+            if j == Int(visits.count) || (i < candidates.count && candidates[i] < visits.region(j)) {
                 // Not inside yet: enter on distance ≤ r (or covered).
                 let r = candidates[i]
                 i += 1
@@ -635,13 +617,14 @@ public final class Monitor {
 
     private func fire(_ timer: Timer, due: Double) {
         let di = Int(timer.device)
-        // Timers are cancelled lazily: the visit must still be the one that armed it.
+        // Timers are cancelled lazily: the visit must still be the one that armed it. A visit
+        // that ended and began again at the same instant is armed twice for the same time; the
+        // first of its two timers reports it, the second finds it dwelled.
         let visits = states[di].visits
-        guard let k = visits.buffer.firstIndex(where: { $0.region == timer.region }),
-              visits[k].serial == timer.serial, !visits[k].dwelled,
+        guard let k = visits.index(of: timer.region), !visits[k].dwelled,
               visits[k].enteredAt + (options.dwell ?? .nan) == due
         else { return }
-        states[di].visits[k].dwelled = true
+        visits.setDwelled(k)
         emit(RegionEvent(kind: .dwell, t: due, device: timer.device, region: timer.region,
                          enteredAt: states[di].visits[k].enteredAt))
     }

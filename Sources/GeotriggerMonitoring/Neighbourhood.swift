@@ -59,7 +59,7 @@ struct Neighbourhood {
         count = 0
         guard n > 0 else { return }
         let padded = (n + 15) & ~15
-        if padded > Int(room) { grow(to: padded) }
+        if padded != Int(room) { resize(to: padded) }
         let c = clearances, k = keys
         for i in 0..<n {
             c[i] = entries[i].clearance
@@ -73,12 +73,13 @@ struct Neighbourhood {
         count = Int32(n)
     }
 
-    private mutating func grow(to padded: Int) {
+    /// Room for exactly `padded` entries: a device's list is replaced whole, and a device that
+    /// once crossed a dense spot should not keep that room (most lists take one block, 128 bytes).
+    private mutating func resize(to padded: Int) {
         precondition(padded <= Int(Int32.max) / 8, "neighbourhood too long")
-        let target = max(padded, (Int(room) + Int(room) / 2 + 15) & ~15)
         storage?.deallocate()
-        storage = UnsafeMutableRawPointer.allocate(byteCount: target * 8, alignment: 16)
-        room = Int32(target)
+        storage = UnsafeMutableRawPointer.allocate(byteCount: padded * 8, alignment: 16)
+        room = Int32(padded)
     }
 
     /// Prefetches the first block's clearances and keys (one line each; most lists fit in one

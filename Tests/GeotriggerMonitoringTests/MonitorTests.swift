@@ -136,6 +136,25 @@ struct MonitorTests {
         #expect(h.recorder.timed == "enter@0,exit@20,enter@30,dwell@55")
     }
 
+    @Test("a visit that ends and begins again dwells once, from its own entry time")
+    func dwellAfterReentry() throws {
+        /// In at 0, out at `t`, in again at `t` (metres north of the centre); dwell 25.
+        func reenter(at t: Double) throws -> Recorder {
+            let h = try Harness(regions: [circle100], hysteresis: .metres(0), options: MonitorOptions(dwell: 25))
+            for (time, metres) in [(0, 50.0), (t, 300), (t, 50)] { h.feed(time, north(of: 48.2, 16.37, metres: metres)) }
+            h.monitor.advance(to: 100)
+            return h.recorder
+        }
+        // Out and back in before the first visit's dwell time: that visit's timer (due at 25)
+        // must not fire for the new visit, whose own timer is due at 10 + 25.
+        let later = try reenter(at: 10)
+        #expect(later.timed == "enter@0,exit@10,enter@10,dwell@35")
+        #expect(later.events[3].enteredAt == 10)
+        // In, out and in again at one instant: two timers are due at 25 for what is, by its
+        // entry time, the same visit; exactly one dwell is reported.
+        #expect(try reenter(at: 0).timed == "enter@0,exit@0,enter@0,dwell@25")
+    }
+
     @Test("a fix exactly at the dwell time is applied first: leaving then means no dwell")
     func dwellBoundary() throws {
         let h = try Harness(regions: [circle100], hysteresis: .metres(0), options: MonitorOptions(dwell: 20))

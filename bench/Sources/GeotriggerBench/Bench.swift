@@ -114,8 +114,9 @@ final class Bench {
 
         let workload = try Workload(readingsPath: files.readingsPath)
         let engine = try Engine(index: index, options: EngineMode.fast.options)
-        let ids = workload.intern(into: engine)
+        // A device's bytes include its name and state slot, taken when it is first seen.
         let beforeDevices = residentBytes()
+        let ids = workload.intern(into: engine)
         let firstSeconds = timed { workload.replay(0..<workload.count, into: engine, ids: ids) }
         let bytesPerDevice = Double(residentBytes() - beforeDevices) / Double(max(1, workload.deviceNames.count))
         let seconds = options.repeat == 1 || firstSeconds > Self.longRun ? firstSeconds
