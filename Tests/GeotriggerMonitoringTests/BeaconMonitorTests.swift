@@ -150,6 +150,36 @@ struct BeaconMonitorTests {
         #expect(h.recorder.events.map { "\($0.kind.name):\(regions[Int($0.region)].id)" } == ["enter:b0"])
     }
 
+    @Test("a walk past 100 positioned beacons: every zone entered in turn, samples kept only for those just heard")
+    func corridorKeepsFewWindows() {
+        // Beacons every 5 m along a corridor, zig-zag on its two walls 2 m apart; the device walks
+        // down the middle at 1 m/s and hears each beacon within 16 m once a second (fusion takes
+        // ranges up to 10 m: three or four beacons at a time).
+        let origin = Coordinate(latitude: 45, longitude: 14)
+        func place(_ x: Double, _ y: Double) -> Coordinate {
+            Coordinate(latitude: origin.latitude + y / 111_132.0, longitude: origin.longitude + x / (111_320.0 * cos(45 * .pi / 180)))
+        }
+        let beacons = (0..<100).map { (x: Double($0) * 5, y: $0 % 2 == 0 ? 0.0 : 2.0) }
+        let regions = beacons.enumerated().map { i, b in beaconRegion("b\(i)", beacon(uuidA, 2, Int32(i)), zone: .near, at: place(b.x, b.y)) }
+        let h = BeaconHarness(regions)
+        for second in 0...510 {
+            let t = Double(second), x = Double(second) - 5
+            h.monitor.fireTimers(before: t)
+            for (i, b) in beacons.enumerated() where abs(b.x - x) <= 16 {
+                let d = ((b.x - x) * (b.x - x) + (b.y - 1) * (b.y - 1)).squareRoot()
+                _ = h.monitor.sighting(device: 0, t: t, beacon: beacon(uuidA, 2, Int32(i)), rssi: rssi(at: d), tx: .nan)
+            }
+            h.monitor.advance(to: t)
+        }
+        let enters = h.recorder.events.filter { $0.kind == .enter }.map { regions[Int($0.region)].id }
+        #expect(enters == regions.map(\.id))
+        // A track for every beacon, but sample windows only for those heard within the fusion
+        // window at one time: slots are given back and reused.
+        let counts = h.monitor.storageCounts
+        #expect(counts.tracks == 100)
+        #expect(counts.windows <= 10, "\(counts)")
+    }
+
     @Test("dwell once per beacon visit, at enter + S, cancelled by an earlier exit")
     func dwell() {
         var options = BeaconOptions(exitAfter: 30)

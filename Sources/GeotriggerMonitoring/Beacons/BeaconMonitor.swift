@@ -64,10 +64,18 @@ public final class BeaconMonitor {
         var smoothed = Double.nan
         var tx = Double.nan
         var beacon: Int32
-        /// Recent samples, for the fusion window's gated mean.
-        var window = SampleWindow()
+        /// Where this track's recent samples are kept for the fusion window's gated mean: a slot
+        /// of `windows`, or none. Only a beacon of a positioned region can be an anchor of the
+        /// fused position, so only its tracks keep samples (`Self.idle` while they hold no slot);
+        /// the others never do (`Self.never`).
+        var window: Int32
         /// Bit k set: qualifies for the k-th region `matcher` gives for this beacon.
         var qualifies: UInt64 = 0
+
+        /// Samples are not kept for this track: its beacon matches no positioned region.
+        static let never: Int32 = -2
+        /// Samples are kept for this track, but none is in a slot now.
+        static let idle: Int32 = -1
     }
 
     /// Per (device, beacon region).
@@ -97,6 +105,14 @@ public final class BeaconMonitor {
     }
 
     private var beaconIDs: [BeaconID] = []
+    /// The recent samples of the tracks that keep them (`Track.window`). A track's slot is given
+    /// back once it has not been heard for `fusionWindow` at one of its device's fusions: its
+    /// samples can then never count again, since a device's readings come in time order. So the
+    /// slots in use follow the beacons heard in the last moments, not every beacon ever heard
+    /// (a slot is 528 bytes).
+    private var windows: [SampleWindow] = []
+    /// Slots of `windows` given back, reused before the array grows.
+    private var freeWindows: [Int32] = []
     private var beaconSlots: [BeaconID: Int32] = [:]
     private var tracks: [Track] = []
     private var trackSlots: [UInt64: Int32] = [:]
@@ -154,7 +170,9 @@ public final class BeaconMonitor {
 
     // MARK: Sightings
 
-    /// Applies one sighting. Timers due before `t` should have been fired first.
+    /// Applies one sighting. Timers due before `t` should have been fired first, and a device's
+    /// readings must come in time order (`Engine` rejects one older than the device's previous
+    /// reading): a sample leaves the fusion window for good once it is older than it.
     public func sighting(device d: Int32, t: Double, beacon id: BeaconID, rssi: Double, tx: Double) -> Outcome {
         var any = false
         matcher.forEachMatch(id) { _ in any = true }
@@ -165,7 +183,10 @@ public final class BeaconMonitor {
         tracks[ti].smoothed = smoothed
         tracks[ti].tx = tx
 
-        _ = tracks[ti].window.append(rssi: rssi, at: t)
+        if tracks[ti].window != Track.never {
+            if tracks[ti].window == Track.idle { tracks[ti].window = takeWindow() }
+            _ = windows[Int(tracks[ti].window)].append(rssi: rssi, at: t)
+        }
 
         var k = 0
         var heardPositioned = false
@@ -344,14 +365,23 @@ public final class BeaconMonitor {
     private func fuse(device d: Int32, at t: Double) {
         guard frame != nil else { return }
         var anchors = FusionAnchors()
+        let since = t - options.fusionWindow
         for ti in deviceTracks[Int(d)] {
-            guard let (mean, _) = tracks[Int(ti)].window.gatedMean(since: t - options.fusionWindow) else { continue }
+            let w = Int(tracks[Int(ti)].window)
+            // No slot: no sample kept (not a positioned beacon, or none heard since the last give-back).
+            guard w >= 0 else { continue }
+            // Every sample at or before `since` is out of the window now and at every later fusion.
+            if tracks[Int(ti)].lastSeen <= since {
+                giveBack(track: Int(ti))
+                continue
+            }
+            guard let (mean, _) = windows[w].gatedMean(since: since) else { continue }
             var anchor: FusionAnchor?
             matcher.forEachMatch(beaconIDs[Int(tracks[Int(ti)].beacon)]) { r in
                 guard anchor == nil, let p = localPositions[r] else { return }
                 let range = DistanceModel.distance(rssi: mean, tx: tracks[Int(ti)].tx, region: spec(r))
                 if range <= options.fusionMaxRange {
-                    anchor = FusionAnchor(p, distance: range, weight: Double(tracks[Int(ti)].window.countSince(t - options.fusionWindow)))
+                    anchor = FusionAnchor(p, distance: range, weight: Double(windows[w].countSince(since)))
                 }
             }
             if let anchor { _ = anchors.append(anchor) }
@@ -397,11 +427,29 @@ public final class BeaconMonitor {
         let key = UInt64(UInt32(bitPattern: d)) << 32 | UInt64(UInt32(bitPattern: b))
         if let slot = trackSlots[key] { return Int(slot) }
         let slot = Int32(tracks.count)
-        tracks.append(Track(beacon: b))
+        // Samples are kept only where fusion can use them: a beacon of a positioned region.
+        var positioned = false
+        if fuses { matcher.forEachMatch(id) { r in if localPositions[r] != nil { positioned = true } } }
+        tracks.append(Track(beacon: b, window: positioned ? Track.idle : Track.never))
         trackSlots[key] = slot
         while deviceTracks.count <= Int(d) { deviceTracks.append([]) }
         deviceTracks[Int(d)].append(slot)
         return Int(slot)
+    }
+
+    /// A slot of `windows`, empty: a given-back one, or a new one.
+    private func takeWindow() -> Int32 {
+        if let slot = freeWindows.popLast() { return slot }
+        windows.append(SampleWindow())
+        return Int32(windows.count - 1)
+    }
+
+    /// Empties track `ti`'s slot and gives it back.
+    private func giveBack(track ti: Int) {
+        let w = tracks[ti].window
+        windows[Int(w)].removeAll()
+        freeWindows.append(w)
+        tracks[ti].window = Track.idle
     }
 
     private func zone(device d: Int32, region r: Int32) -> Int32 {
@@ -419,6 +467,10 @@ public final class BeaconMonitor {
     }
 
     // MARK: Inspection
+
+    /// Tracks (device, beacon) and the sample windows made for them: a window is made only while
+    /// none that was given back is free, so `windows` is the most that were in use at once.
+    var storageCounts: (tracks: Int, windows: Int, freeWindows: Int) { (tracks.count, windows.count, freeWindows.count) }
 
     /// The beacon regions a device is in, with when it entered and the beacon that put it there.
     public func visits(of d: Int32) -> [(region: Int32, enteredAt: Double, beacon: BeaconID?)] {
