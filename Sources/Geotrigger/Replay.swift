@@ -165,6 +165,7 @@ public final class Replay {
                         totalBytes: totalBytes)
             statistics.gpxPointsWithoutTime = decoders.reduce(0) { $0 + (($1 as? GPXDecoder)?.untimedPoints ?? 0) }
             statistics.elapsed = monotonicSeconds() - start
+            statistics.peakResidentBytes = peakResidentBytes()
             return statistics
         }
 
@@ -195,6 +196,7 @@ public final class Replay {
         try finish(output: output, rejects: rejects, reported: reported, counts: writer.counts,
                    deliveryCounts: writer.deliveryCounts) { StateWriter.write(engine: engine, to: $0) }
         statistics.elapsed = monotonicSeconds() - start
+        statistics.peakResidentBytes = peakResidentBytes()
         return statistics
     }
 

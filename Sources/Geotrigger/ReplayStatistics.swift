@@ -22,6 +22,8 @@ public struct ReplayStatistics: Sendable {
     public var loadSeconds: Double = 0
     public var regions = 0
     public var inputs = 0
+    /// The most memory the process held resident during the run (bytes), nil where unknown.
+    public var peakResidentBytes: Int?
 
     public init() {}
 
@@ -70,6 +72,7 @@ public struct ReplayStatistics: Sendable {
                 .map { "\(grouped(deliveries[$0.offset])) \($0.element)" }
             lines.append("deliveries: \(grouped(total)) (" + kinds.joined(separator: ", ") + ")")
         }
+        if let peak = peakResidentBytes { lines.append("peak memory \(formatMebibytes(peak))") }
         lines.append("elapsed \(formatSeconds(elapsed)), \(grouped(Int(rate.rounded()))) records/s "
                      + "(\(grouped(regions)) regions loaded and indexed in \(formatSeconds(loadSeconds)))")
         return lines.map { "geotrigger: " + $0 }.joined(separator: "\n") + "\n"
@@ -90,4 +93,10 @@ public func grouped(_ n: Int) -> String {
 func formatSeconds(_ s: Double) -> String {
     let ms = Int((s * 1000).rounded())
     return "\(ms / 1000).\(String(repeating: "0", count: 3 - String(ms % 1000).count))\(ms % 1000) s"
+}
+
+/// 54,927,360 → "52.4 MiB" (one decimal).
+func formatMebibytes(_ bytes: Int) -> String {
+    let tenths = Int((Double(bytes) / 104_857.6).rounded())
+    return "\(grouped(tenths / 10)).\(tenths % 10) MiB"
 }

@@ -171,12 +171,15 @@ final class Bench {
                      prefix: [String] = []) throws -> Results.Replay {
         let stderr = "\(files.directory)/replay-\(name).stderr"
         let run = try best(\.seconds) {
-            let run = spawn(prefix + [binary, "replay", "--regions", files.regionsPath, files.readingsPath,
-                                      "-o", out, "--quiet"] + arguments,
+            // Not --quiet: the summary (a few lines at the end) gives the replay's own peak memory.
+            var run = spawn(prefix + [binary, "replay", "--regions", files.regionsPath, files.readingsPath,
+                                      "-o", out] + arguments,
                             stderr: stderr)
             guard run.status == 0 else {
                 throw ValidationFailure("geotrigger replay (\(name)) exited with \(run.status); see \(stderr)")
             }
+            // wait4's figure is at least this process's own high-water mark (`reportedPeakMemory`).
+            if let peak = reportedPeakMemory((try? readText(stderr)) ?? "") { run.peakResidentBytes = peak }
             return run
         }
         let events = try FileChunks.lineCount(out)

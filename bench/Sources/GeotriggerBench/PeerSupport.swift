@@ -99,6 +99,22 @@ enum ReadingsCSV {
     }
 }
 
+/// `geotrigger replay`'s peak resident memory (bytes), from its summary's `peak memory 52.4 MiB`
+/// line; nil when there is none.
+///
+/// The bench takes this rather than `wait4`'s `ru_maxrss`: a child started with `posix_spawn`
+/// shares this process's address space until it executes, and Linux then counts that space's
+/// high-water mark as the child's. Once the bench has held a scenario's readings in memory,
+/// every later child would report at least that (world and beacons read 582 and 629 MiB so).
+func reportedPeakMemory(_ stderr: String) -> Int? {
+    guard let line = stderr.split(separator: "\n").last(where: { $0.contains("peak memory ") }) else { return nil }
+    let words = line.split(separator: " ")
+    guard let i = words.firstIndex(of: "memory"), i + 2 < words.count, words[i + 2] == "MiB",
+          let mebibytes = Double(String(words[i + 1].filter { $0 != "," }))
+    else { return nil }
+    return Int((mebibytes * 1_048_576).rounded())
+}
+
 /// The phases of a `geotrigger replay` run, from its summary's last line:
 /// `elapsed 0.812 s, 1,231,527 records/s (100,000 regions loaded and indexed in 0.162 s)`.
 struct ReplayPhases {
