@@ -52,10 +52,16 @@ final class Bench {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try encoder.encode(results).write(to: URL(fileURLWithPath: "\(outDirectory)/results.json"))
-        try Report(results: results).markdown().write(toFile: "\(outDirectory)/RESULTS.md", atomically: true, encoding: .utf8)
-        try Chart.regions(results.regionSweep).write(toFile: "\(outDirectory)/regions.svg", atomically: true, encoding: .utf8)
-        try Chart.devices(results.deviceSweep).write(toFile: "\(outDirectory)/devices.svg", atomically: true, encoding: .utf8)
+        try Self.render(results, to: outDirectory)
         log("wrote \(outDirectory)/RESULTS.md, results.json, regions.svg, devices.svg")
+    }
+
+    /// Writes RESULTS.md and the two charts for `results` into `directory` (results.json is the
+    /// measurement; these are its rendering, which `geotrigger-bench report` redoes).
+    static func render(_ results: Results, to directory: String) throws {
+        try Report(results: results).markdown().write(toFile: "\(directory)/RESULTS.md", atomically: true, encoding: .utf8)
+        try Chart.regions(results.regionSweep).write(toFile: "\(directory)/regions.svg", atomically: true, encoding: .utf8)
+        try Chart.devices(results.deviceSweep).write(toFile: "\(directory)/devices.svg", atomically: true, encoding: .utf8)
     }
 
     /// SPEC §6's sizes times --scale, within the caps; one fix per device per second.

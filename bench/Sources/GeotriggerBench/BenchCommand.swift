@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct BenchCommand: ParsableCommand {
@@ -10,7 +11,7 @@ struct BenchCommand: ParsableCommand {
             bench/results: RESULTS.md, results.json, regions.svg and devices.svg. bench/run builds \
             everything in release first and is the usual way in.
             """,
-        subcommands: [AllCommand.self, SmokeCommand.self]
+        subcommands: [AllCommand.self, SmokeCommand.self, ReportCommand.self]
     )
 }
 
@@ -43,5 +44,22 @@ struct SmokeCommand: ParsableCommand {
         options.peerLimit = 2_000
         options.repeat = 1
         try Bench(options: options).runAll()
+    }
+}
+
+struct ReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Render RESULTS.md and the charts again from a run's results.json, measuring nothing.",
+        discussion: "For a change to the report itself: the figures stay those of the run that wrote results.json.")
+
+    @Option(help: ArgumentHelp("The folder holding results.json; RESULTS.md and the charts are written beside it.",
+                               valueName: "dir"))
+    var out = "bench/results"
+
+    func run() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: "\(out)/results.json"))
+        try Bench.render(try JSONDecoder().decode(Results.self, from: data), to: out)
+        print("geotrigger-bench: wrote \(out)/RESULTS.md, regions.svg, devices.svg from \(out)/results.json")
     }
 }
