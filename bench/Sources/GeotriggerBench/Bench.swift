@@ -214,11 +214,13 @@ final class Bench {
     }
 
     /// Engine-only: a fresh engine over the preloaded readings; index build excluded.
-    func engineSeconds(_ workload: Workload, regions: [Region], mode: EngineMode, range: Range<Int>? = nil,
-                       events: UnsafeMutablePointer<Int>? = nil) throws -> Double {
+    func engineSeconds(_ workload: Workload, regions: [Region], mode: EngineMode, warmUp: Range<Int>? = nil,
+                       range: Range<Int>? = nil, events: UnsafeMutablePointer<Int>? = nil) throws -> Double {
         let engine = try mode.engine(regions: regions)
         if let events { engine.onEvent = { _ in events.pointee += 1 } }
         let ids = workload.intern(into: engine)
+        // Applied first, untimed: the readings the timed ones follow.
+        if let warmUp { workload.replay(warmUp, into: engine, ids: ids) }
         return timed { workload.replay(range ?? 0..<workload.count, into: engine, ids: ids) }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Line charts as hand-written SVG (no dependencies): fixes/s against a size, log-scaled x.
+/// Line charts as hand-written SVG (no dependencies): fixes/s against a size, both axes log-scaled
+/// (the region sweep spans 30 k to 50 M fixes/s: on a linear axis its large sets sit on the floor).
 enum Chart {
     struct Series {
         var name: String
@@ -26,7 +27,7 @@ enum Chart {
     static func svg(title: String, xLabel: String, series: [Series]) -> String {
         let width = 640.0, height = 400.0, left = 80.0, right = 20.0, top = 40.0, bottom = 60.0
         let plotW = width - left - right, plotH = height - top - bottom
-        let all = series.flatMap(\.points)
+        let all = series.flatMap(\.points).filter { $0.x > 0 && $0.y > 0 }
         var out = """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" \
             viewBox="0 0 \(Int(width)) \(Int(height))" font-family="sans-serif" font-size="12">
@@ -34,14 +35,15 @@ enum Chart {
             <text x="\(width / 2)" y="20" text-anchor="middle" font-size="14">\(escape(title))</text>
 
             """
-        guard let minX = all.map(\.x).min(), let maxX = all.map(\.x).max(), let maxY = all.map(\.y).max(), maxY > 0 else {
+        guard let minX = all.map(\.x).min(), let maxX = all.map(\.x).max(), let minY = all.map(\.y).min(),
+              let maxY = all.map(\.y).max() else {
             return out + "<text x=\"\(width / 2)\" y=\"\(height / 2)\" text-anchor=\"middle\">not measured in this run</text>\n</svg>\n"
         }
         let logMin = log10(minX), logMax = max(log10(maxX), logMin + 1)
-        let yTop = niceCeiling(maxY)
+        let yLogMin = floor(log10(minY)), yLogMax = max(ceil(log10(maxY)), yLogMin + 1)
         func px(_ x: Double) -> Double { left + (log10(x) - logMin) / (logMax - logMin) * plotW }
-        func py(_ y: Double) -> Double { top + plotH - y / yTop * plotH }
-        // Axes, decade ticks on x and five steps on y.
+        func py(_ y: Double) -> Double { top + plotH - (log10(y) - yLogMin) / (yLogMax - yLogMin) * plotH }
+        // Axes, decade ticks on x; on y decades, and 2 and 5 times each in a lighter line.
         out += "<line x1=\"\(left)\" y1=\"\(top + plotH)\" x2=\"\(left + plotW)\" y2=\"\(top + plotH)\" stroke=\"black\"/>\n"
         out += "<line x1=\"\(left)\" y1=\"\(top)\" x2=\"\(left)\" y2=\"\(top + plotH)\" stroke=\"black\"/>\n"
         var decade = pow(10, floor(logMin))
@@ -53,17 +55,22 @@ enum Chart {
             }
             decade *= 10
         }
-        for step in 0...5 {
-            let value = yTop * Double(step) / 5, y = py(value)
-            out += "<line x1=\"\(left)\" y1=\"\(y)\" x2=\"\(left + plotW)\" y2=\"\(y)\" stroke=\"#eee\"/>\n"
-            out += "<text x=\"\(left - 6)\" y=\"\(y + 4)\" text-anchor=\"end\">\(compact(value))</text>\n"
+        var power = pow(10, yLogMin)
+        while power <= pow(10, yLogMax) * 1.0001 {
+            for (multiple, shade) in [(1.0, "#ccc"), (2, "#eee"), (5, "#eee")] where multiple * power <= pow(10, yLogMax) * 1.0001 {
+                let value = multiple * power, y = py(value)
+                out += "<line x1=\"\(left)\" y1=\"\(y)\" x2=\"\(left + plotW)\" y2=\"\(y)\" stroke=\"\(shade)\"/>\n"
+                out += "<text x=\"\(left - 6)\" y=\"\(y + 4)\" text-anchor=\"end\">\(compact(value))</text>\n"
+            }
+            power *= 10
         }
         out += "<text x=\"\(left + plotW / 2)\" y=\"\(height - 20)\" text-anchor=\"middle\">\(escape(xLabel))</text>\n"
-        out += "<text x=\"16\" y=\"\(top + plotH / 2)\" text-anchor=\"middle\" transform=\"rotate(-90 16 \(top + plotH / 2))\">fixes/s</text>\n"
+        out += "<text x=\"16\" y=\"\(top + plotH / 2)\" text-anchor=\"middle\" transform=\"rotate(-90 16 \(top + plotH / 2))\">fixes/s (log scale)</text>\n"
         for (k, s) in series.enumerated() {
-            let path = s.points.map { "\(px($0.x)),\(py($0.y))" }.joined(separator: " ")
+            let points = s.points.filter { $0.x > 0 && $0.y > 0 }
+            let path = points.map { "\(px($0.x)),\(py($0.y))" }.joined(separator: " ")
             out += "<polyline fill=\"none\" stroke=\"\(s.color)\" stroke-width=\"2\" points=\"\(path)\"/>\n"
-            for p in s.points {
+            for p in points {
                 out += "<circle cx=\"\(px(p.x))\" cy=\"\(py(p.y))\" r=\"3\" fill=\"\(s.color)\"><title>\(compact(p.x)): \(Int(p.y)) fixes/s</title></circle>\n"
             }
             let ly = top + 14 + Double(k) * 16
@@ -71,12 +78,6 @@ enum Chart {
             out += "<text x=\"\(left + plotW - 145)\" y=\"\(ly)\">\(escape(s.name))</text>\n"
         }
         return out + "</svg>\n"
-    }
-
-    /// 1, 2 or 5 times a power of ten, at least `v`.
-    static func niceCeiling(_ v: Double) -> Double {
-        let p = pow(10, floor(log10(v)))
-        return [1.0, 2, 5, 10].map { $0 * p }.first { $0 >= v } ?? 10 * p
     }
 
     /// 1k, 2.5M, 300.

@@ -155,6 +155,8 @@ struct Report {
 
     func sweeps() -> String {
         var out = "## Sweeps (engine-only, city workload, up to \(grouped(results.settings.sweepFixes)) fixes per point)\n\n"
+        out += "Steady state: each point applies every device's first fix untimed (it enters all the circles the "
+            + "device starts in at once), then times the readings after it.\n\n"
         if results.regionSweep.isEmpty && results.deviceSweep.isEmpty { return out + "Not run (--no-sweeps).\n" }
         out += "![fixes/s vs regions](regions.svg)\n\n"
         out += "| Regions | Fixes | Fixes/s (fast) | Fixes/s (plain) | Fast ÷ plain | Index build | Bytes per region |\n|---|---|---|---|---|---|---|\n"
