@@ -163,10 +163,16 @@ extension Bench {
     // MARK: Sweeps
 
     /// City readings for a sweep: `devices` devices, about --sweep-fixes fixes in all.
+    /// Seconds of readings each device is timed for at a sweep point, at least: long enough for
+    /// walkers (1.4 m/s) to leave a 70 m neighbourhood, so refreshes count as in a long run.
+    /// Shorter windows right after the warm-up time mostly cheap skips (at 100,000 devices and two
+    /// fixes each, the point read faster than at 10,000).
+    static let steadySeconds = 60
+
     func sweepReadings(devices: Int) throws -> Workload {
         // One second more than the timed fixes need: the first (each device's first fix) is the
         // sweep point's untimed warm-up.
-        let seconds = max(2, options.sweepFixes / devices) + 1
+        let seconds = max(Self.steadySeconds, options.sweepFixes / devices) + 1
         let s = Scenario(kind: .city, seed: options.seed, regions: 100, devices: devices, seconds: seconds)
         return try Workload(readingsPath: ScenarioFiles.prepare(s, dataDirectory: dataDirectory, placesPath: placesPath).readingsPath)
     }
@@ -214,8 +220,9 @@ extension Bench {
                 withExtendedLifetime(index) {}
             }
             let regions = try cityRegions(n)
-            // Dense sets are slow per fix (a city point lies in ~19 of 100k circles): fewer fixes there.
-            let fixes = max(options.sweepFixes / 20, options.sweepFixes * 10_000 / max(n, 10_000))
+            // Dense sets are slow per fix (a city point lies in ~19 of 100k circles): fewer fixes
+            // there, but still `steadySeconds` of each device's.
+            let fixes = max(options.sweepFixes * 10_000 / max(n, 10_000), Self.steadySeconds * workload.deviceNames.count)
             return try sweepPoint(n, workload, fixes: fixes, regions: regions, build: build, bytes: bytes)
         }
     }

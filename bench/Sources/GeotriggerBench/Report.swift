@@ -156,7 +156,8 @@ struct Report {
     func sweeps() -> String {
         var out = "## Sweeps (engine-only, city workload, up to \(grouped(results.settings.sweepFixes)) fixes per point)\n\n"
         out += "Steady state: each point applies every device's first fix untimed (it enters all the circles the "
-            + "device starts in at once), then times the readings after it.\n\n"
+            + "device starts in at once), then times at least \(Bench.steadySeconds) s of each device's readings after it "
+            + "(walkers leave their first neighbourhood, so refreshes count).\n\n"
         if results.regionSweep.isEmpty && results.deviceSweep.isEmpty { return out + "Not run (--no-sweeps).\n" }
         out += "![fixes/s vs regions](regions.svg)\n\n"
         out += "| Regions | Fixes | Fixes/s (fast) | Fixes/s (plain) | Fast ÷ plain | Index build | Bytes per region |\n|---|---|---|---|---|---|---|\n"
