@@ -96,7 +96,7 @@ struct VisitList {
         UnsafeMutableRawPointer(times + i).copyMemory(from: times + i + 1, byteCount: n * 8)
         UnsafeMutableRawPointer(keys + i).copyMemory(from: keys + i + 1, byteCount: n * 4)
         count -= 1
-        if Int(count) * 2 < Int(room) && room > 4 { resize(to: Self.grown(Int(count))) }
+        if Self.isSlack(room, for: Int(count)) { resize(to: Self.grown(Int(count))) }
     }
 
     mutating func removeAll() { count = 0 }
@@ -104,7 +104,7 @@ struct VisitList {
     /// Replaces the contents with `other`'s.
     mutating func assign(_ other: VisitList) {
         let n = Int(other.count)
-        if n > Int(room) || (n * 2 < Int(room) && room > 4) {
+        if n > Int(room) || Self.isSlack(room, for: n) {
             count = 0
             resize(to: Self.grown(n))
         }
@@ -116,6 +116,10 @@ struct VisitList {
 
     /// Room for `n` visits and an eighth more (at least 4).
     @inline(__always) static func grown(_ n: Int) -> Int { max(4, n + n / 8 + 1) }
+
+    /// Whether `room` is more than twice what `n` visits need (and more than the least room): a
+    /// list that fell below half its room gives the rest back.
+    @inline(__always) static func isSlack(_ room: Int32, for n: Int) -> Bool { n * 2 < Int(room) && room > 4 }
 
     private mutating func resize(to target: Int) {
         precondition(target <= Int(Int32.max) / 12, "visit list too long")

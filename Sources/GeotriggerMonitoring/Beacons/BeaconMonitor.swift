@@ -470,7 +470,7 @@ public final class BeaconMonitor {
 
     /// Tracks (device, beacon) and the sample windows made for them: a window is made only while
     /// none that was given back is free, so `windows` is the most that were in use at once.
-    var storageCounts: (tracks: Int, windows: Int, freeWindows: Int) { (tracks.count, windows.count, freeWindows.count) }
+    var storageCounts: (tracks: Int, windows: Int) { (tracks.count, windows.count) }
 
     /// The beacon regions a device is in, with when it entered and the beacon that put it there.
     public func visits(of d: Int32) -> [(region: Int32, enteredAt: Double, beacon: BeaconID?)] {

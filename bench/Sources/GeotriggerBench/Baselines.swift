@@ -162,13 +162,14 @@ extension Bench {
 
     // MARK: Sweeps
 
-    /// City readings for a sweep: `devices` devices, about --sweep-fixes fixes in all.
     /// Seconds of readings each device is timed for at a sweep point, at least: long enough for
     /// walkers (1.4 m/s) to leave a 70 m neighbourhood, so refreshes count as in a long run.
     /// Shorter windows right after the warm-up time mostly cheap skips (at 100,000 devices and two
     /// fixes each, the point read faster than at 10,000).
     static let steadySeconds = 60
 
+    /// City readings for a sweep: `devices` devices, about --sweep-fixes fixes in all (and at least
+    /// `steadySeconds` of each device's), one second more for the warm-up.
     func sweepReadings(devices: Int) throws -> Workload {
         // One second more than the timed fixes need: the first (each device's first fix) is the
         // sweep point's untimed warm-up.

@@ -57,8 +57,8 @@ struct Report {
             ("Latency per reading p50 / p99 / p99.9 (engine-only)",
              { "\(micro($0.latencyNanoseconds.p50)) / \(micro($0.latencyNanoseconds.p99)) / \(micro($0.latencyNanoseconds.p999))" }),
             ("Peak resident memory (`geotrigger replay`, fast path)", { bytes($0.replay("fast")?.peakResidentBytes) }),
-            ("Bytes per region (RSS difference: regions + index)", { String(format: "%.0f B", $0.bytesPerRegion) }),
-            ("Bytes per active device (RSS difference over the replay)", { String(format: "%.0f B", $0.bytesPerActiveDevice) }),
+            ("Bytes per region (RSS difference: regions + index)", { perItem($0.bytesPerRegion, count: $0.regions) }),
+            ("Bytes per active device (RSS difference over the replay)", { perItem($0.bytesPerActiveDevice, count: $0.devices) }),
             ("Allocations per reading (steady state, malloc interposer)",
              { $0.allocationsPerReading.map { String(format: "%.3f", $0) } ?? "not measured" }),
             ("Brute-force scan fixes/s — engine speed-up (exact mode, in-process)",
@@ -155,16 +155,16 @@ struct Report {
 
     func sweeps() -> String {
         var out = "## Sweeps (engine-only, city workload, up to \(grouped(results.settings.sweepFixes)) fixes per point)\n\n"
+        if results.regionSweep.isEmpty && results.deviceSweep.isEmpty { return out + "Not run (--no-sweeps).\n" }
         out += "Steady state: each point applies every device's first fix untimed (it enters all the circles the "
             + "device starts in at once), then times at least \(Bench.steadySeconds) s of each device's readings after it "
             + "(walkers leave their first neighbourhood, so refreshes count).\n\n"
-        if results.regionSweep.isEmpty && results.deviceSweep.isEmpty { return out + "Not run (--no-sweeps).\n" }
         out += "![fixes/s vs regions](regions.svg)\n\n"
         out += "| Regions | Fixes | Fixes/s (fast) | Fixes/s (plain) | Fast ÷ plain | Index build | Bytes per region |\n|---|---|---|---|---|---|---|\n"
         for p in results.regionSweep {
             out += "| \(grouped(p.size)) | \(grouped(p.fixes)) | \(rate(p.fixesPerSecond)) | \(rate(p.plainFixesPerSecond)) | "
                 + "\(ratio(p.fixesPerSecond, p.plainFixesPerSecond)) | \(p.indexBuildSeconds.map(seconds) ?? "") | "
-                + String(format: "%.0f B", p.bytesPerItem) + " |\n"
+                + perItem(p.bytesPerItem, count: p.size) + " |\n"
         }
         out += "\n![fixes/s vs devices](devices.svg)\n\n"
         out += "| Devices | Fixes/s (fast) | Fixes/s (plain) | Fast ÷ plain | Bytes per active device |\n|---|---|---|---|---|\n"
