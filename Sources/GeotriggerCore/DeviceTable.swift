@@ -9,7 +9,6 @@
 /// what the next reading will touch. A wrong guess costs one comparison, and ids never depend on it.
 public final class DeviceTable {
     @exclusivity(unchecked) private var slots: [Int32]          // device id + 1, 0 = empty
-    @exclusivity(unchecked) private var hashes: [UInt64] = []     // per device
     /// Per device, where its name lies in `arena`.
     @exclusivity(unchecked) @usableFromInline var names = PodList<NameSpan>()
     /// The names back to back, owned here (a raw buffer, so reading a name costs no reference
@@ -68,7 +67,9 @@ public final class DeviceTable {
             let s = slots[i]
             if s == 0 { break }
             let id = Int(s - 1)
-            if hashes[id] == h && equals(id, name) {
+            // Names are compared whole: no hash is kept per device (8 bytes each), and the guess
+            // above finds most devices without coming here.
+            if equals(id, name) {
                 follow(Int32(id))
                 return (Int32(id), false)
             }
@@ -78,7 +79,6 @@ public final class DeviceTable {
         successors.append(-1)
         follow(id)
         slots[i] = id + 1
-        hashes.append(h)
         precondition(Int(arena.count) + name.count <= Int(UInt32.max), "device names beyond 4 GiB")
         names.append(NameSpan(offset: UInt32(arena.count), length: UInt32(name.count)))
         arena.append(contentsOf: name.assumingMemoryBound(to: UInt8.self))
@@ -173,7 +173,7 @@ public final class DeviceTable {
         slots = [Int32](repeating: 0, count: size)
         mask = size - 1
         for id in 0..<Int(names.count) {
-            var i = Int(truncatingIfNeeded: hashes[id]) & mask
+            var i = Int(truncatingIfNeeded: Self.hash(nameBytes(Int32(id)))) & mask
             while slots[i] != 0 { i = (i + 1) & mask }
             slots[i] = Int32(id + 1)
         }

@@ -83,6 +83,14 @@ public struct PodList<Element> {
     @inlinable @inline(__always)
     public mutating func removeAll() { used = 0 }
 
+    /// Removes and returns the last element (the list must not be empty).
+    @inlinable @inline(__always)
+    public mutating func removeLast() -> Element {
+        precondition(used > 0, "removeLast on an empty list")
+        used -= 1
+        return storage.unsafelyUnwrapped[Int(used)]
+    }
+
     /// Replaces the contents with `other`'s.
     @inlinable
     public mutating func assign(_ other: PodList<Element>) {

@@ -85,32 +85,38 @@ public final class Monitor {
         }
     }
 
+    /// 112 bytes, what a skipped fix reads first. Bounds kept as Floats are rounded the way that
+    /// keeps them bounds (a cosine up, an angle down), so they only ever cost a skip, never
+    /// change a decision.
     struct DeviceState {
         var last: Double = -.infinity
-        var hasFix = false
-        /// The odometer's last increment (metres): a guess at the next one, for `prefetch(after:)`.
-        var lastStep: Float = 0
-        /// Where the last evaluation was (radians, with its cos φ), and the central angle around it
-        /// within which no decision can change; 0 = evaluate the next fix.
-        var anchorPhi = 0.0, anchorLambda = 0.0, anchorCos = 0.0
-        var safeAngle = 0.0
-        /// Where the neighbourhood was taken (radians) and its reach (metres); `near` holds the
-        /// regions whose decision may change within that reach, in region order, each with the
-        /// odometer reading at which it must be retested. reach 0 = none.
-        var hoodPhi = 0.0, hoodLambda = 0.0, hoodCos = 0.0
+        /// Where the last evaluation was (radians, with an upper bound of its cos φ), and the
+        /// central angle around it within which no decision can change; 0 = evaluate the next fix.
+        var anchorPhi = 0.0, anchorLambda = 0.0
+        var anchorCos: Float = 0
+        var safeAngle: Float = 0
+        /// Where the neighbourhood was taken (radians, an upper bound of its cos φ) and its reach
+        /// (metres); `near` holds the regions whose decision may change within that reach, in
+        /// region order, each with the odometer reading at which it must be retested. reach 0 = none.
+        var hoodPhi = 0.0, hoodLambda = 0.0
+        var hoodCos: Float = 0
         var reach: Float = 0
-        /// The longest reach the next neighbourhood may take: a few times the smallest clearance
-        /// found in this one (`reach(base:speed:limit:)`); 0 = none yet.
-        var reachLimit: Float = 0
         /// An upper bound on the path length (metres) from where the neighbourhood was taken,
         /// through every evaluated fix since, to the last one: the sum of the bounds between
         /// successive evaluated fixes.
         var odometer = 0.0
+        /// The odometer's last increment (metres): a guess at the next one, for `prefetch(after:)`.
+        var lastStep: Float = 0
+        /// The longest reach the next neighbourhood may take: a few times the smallest clearance
+        /// found in this one (`reach(base:speed:limit:)`); 0 = none yet.
+        var reachLimit: Float = 0
         var near = Neighbourhood()
         /// Sorted by region.
         var visits = VisitList()
-        /// When the neighbourhood was taken: the device's speed since then sets the next one's reach.
-        var hoodT = 0.0
+        /// When the neighbourhood was taken, in seconds after `timeOrigin` (a Float: the device's
+        /// speed since then sets the next one's reach, which decides only how much work is done).
+        var hoodT: Float = 0
+        var hasFix = false
     }
 
     /// A dwell timer: a device's visit of a region. The visit it was armed for is the one whose
@@ -133,6 +139,10 @@ public final class Monitor {
     @exclusivity(unchecked) private var stateCount = 0
     @exclusivity(unchecked) private var stateCapacity = 0
     @exclusivity(unchecked) @usableFromInline var timers = TimerQueue<Timer>()
+    /// The first fix's time: `DeviceState.hoodT` counts from it.
+    @exclusivity(unchecked) private var timeOrigin = Double.nan
+    /// Every visit's entry time, coded in 4 bytes (`VisitList.Entry.code`).
+    @exclusivity(unchecked) private var entryTimes = EntryTimes()
     /// Reused between fixes so building a device's new visit list does not allocate.
     @exclusivity(unchecked) private var scratch = VisitList()
     /// A region of a device's neighbourhood: it was last tested at some fix, where its boundary
@@ -209,6 +219,7 @@ public final class Monitor {
         states.deinitialize(count: stateCount)
         UnsafeMutableRawPointer(states).deallocate()
         scratch.free()
+        entryTimes.free()
         hood.free()
         held.free()
     }
@@ -263,9 +274,11 @@ public final class Monitor {
         prefetchLists(Int(n2))
         let n3 = devices.successor(of: n2)
         guard n3 >= 0 && Int(n3) < stateCount else { return }
+        // A state spans two or three lines.
         let later = UnsafeRawPointer(states + Int(n3))
         geotrigger_prefetch_write(later)
         geotrigger_prefetch_write(later + 64)
+        geotrigger_prefetch_write(later + (MemoryLayout<DeviceState>.stride - 1))
         devices.prefetchName(n3)
     }
 
@@ -323,10 +336,12 @@ public final class Monitor {
 
         let first = !states[di].hasFix
         states[di].hasFix = true
+        if timeOrigin.isNaN { timeOrigin = t }
         let phi = p.latitude * (Double.pi / 180), lambda = p.longitude * (Double.pi / 180)
         // From the last evaluated fix: whether this one may skip, else the odometer's step.
-        let fromAnchor = Self.angleBound(phi, lambda, states[di].anchorPhi, states[di].anchorLambda, states[di].anchorCos)
-        if states[di].safeAngle > 0 && fromAnchor < states[di].safeAngle {
+        let fromAnchor = Self.angleBound(phi, lambda, states[di].anchorPhi, states[di].anchorLambda,
+                                         Double(states[di].anchorCos))
+        if states[di].safeAngle > 0 && fromAnchor < Double(states[di].safeAngle) {
             return .applied
         }
         let q = GeoPoint(p)
@@ -339,7 +354,7 @@ public final class Monitor {
         var speed = 0.0  // metres per second since the neighbourhood was taken, once beyond it
         if states[di].reach > 0 {
             let moved = GeodesicCircle.maxCurvatureRadius
-                * Self.angleBound(phi, lambda, states[di].hoodPhi, states[di].hoodLambda, states[di].hoodCos)
+                * Self.angleBound(phi, lambda, states[di].hoodPhi, states[di].hoodLambda, Double(states[di].hoodCos))
             if moved < Double(states[di].reach) {
                 let step = GeodesicCircle.maxCurvatureRadius * fromAnchor
                 states[di].odometer += step
@@ -348,7 +363,8 @@ public final class Monitor {
                 setAnchor(di, phi, lambda, q.cosLatitude, safe: min(safe, Double(states[di].reach) - moved))
                 return .applied
             }
-            if t > states[di].hoodT { speed = moved / (t - states[di].hoodT) }
+            let elapsed = t - timeOrigin - Double(states[di].hoodT)
+            if elapsed > 0 { speed = moved / elapsed }
         }
         let reach = Self.reach(base: base, speed: speed, limit: states[di].reachLimit)
         guard let box = index.candidates(around: q.coordinate, metres: reach) else {
@@ -364,10 +380,10 @@ public final class Monitor {
         states[di].near.assign(UnsafeBufferPointer(hood.buffer))
         states[di].hoodPhi = phi
         states[di].hoodLambda = lambda
-        states[di].hoodCos = q.cosLatitude
+        states[di].hoodCos = Self.cosineBound(q.cosLatitude)
         states[di].reach = Float(reach)
         states[di].reachLimit = max(1, Self.reachClearances * Float(safe))
-        states[di].hoodT = t
+        states[di].hoodT = Float(t - timeOrigin)
         states[di].odometer = 0
         setAnchor(di, phi, lambda, q.cosLatitude, safe: safe)
         return .applied
@@ -438,12 +454,20 @@ public final class Monitor {
         // Inside: within the exit boundary for a visit, the entry boundary otherwise.
         let (inside, c) = index.test(Int(r), q, visited: visited)
         near[i] = NearRegion(region: r, inside: inside, clearance: c + odometer)
-        if inside == visited { return c }
+        if inside != visited { cross(di, d, t, r, q.coordinate, leaving: visited, first: first, from: &from) }
+        return c
+    }
+
+    /// An enter or exit found by a retest: the visit list edited in place (see `retestRegion`),
+    /// the event reported. Out of line: about one retest in twenty crosses, and inlined, this
+    /// made the compiler outline the whole retest instead.
+    @inline(never)
+    private func cross(_ di: Int, _ d: Int32, _ t: Double, _ r: Int32, _ p: Coordinate, leaving: Bool, first: Bool,
+                       from: inout Int) {
         index.prefetchForEvent(r)
-        let p = q.coordinate
         // The first visit at or after r.
         let lo = states[di].visits.lowerBound(r, from: from)
-        if visited {
+        if leaving {
             let visit = states[di].visits[lo]
             states[di].visits.remove(at: lo)
             from = lo
@@ -452,16 +476,16 @@ public final class Monitor {
             enter(d, t, r, first: first, p) { states[di].visits.insert($0, at: lo) }
             from = lo + 1
         }
-        return c
     }
 
     /// Starts a visit of `r`: the visit handed to `store`, then (unless it is a silent first visit)
     /// its dwell timer and the enter event.
     @inline(__always)
-    private func enter(_ d: Int32, _ t: Double, _ r: Int32, first: Bool, _ p: Coordinate, store: (Visit) -> Void) {
-        let visit = Visit(region: r, enteredAt: t, silent: first && options.initial == .none)
-        store(visit)
-        if visit.silent { return }
+    private func enter(_ d: Int32, _ t: Double, _ r: Int32, first: Bool, _ p: Coordinate,
+                       store: (VisitList.Entry) -> Void) {
+        let silent = first && options.initial == .none
+        store(VisitList.Entry(region: r, code: entryTimes.code(t), silent: silent))
+        if silent { return }
         let distance = index.reportedDistance(Int(r), p)
         if holdsEvents {
             held.append(HeldEvent(order: index.givenPosition(r), region: r, isEnter: true,
@@ -480,17 +504,20 @@ public final class Monitor {
         emit(RegionEvent(kind: .enter, t: t, device: d, region: r, distance: distance))
     }
 
-    /// Reports the end of `visit` (the caller has taken it off the device's list).
+    /// Reports the end of `visit` (the caller has taken it off the device's list) and gives back
+    /// its entry time's code.
     @inline(__always)
-    private func leave(_ d: Int32, _ t: Double, _ visit: Visit, _ p: Coordinate) {
+    private func leave(_ d: Int32, _ t: Double, _ visit: VisitList.Entry, _ p: Coordinate) {
+        let enteredAt = entryTimes.time(visit.code)
+        entryTimes.release(visit.code)
         let distance = index.reportedDistance(Int(visit.region), p)
         if holdsEvents {
             held.append(HeldEvent(order: index.givenPosition(visit.region), region: visit.region,
-                                  isEnter: false, distance: distance, enteredAt: visit.enteredAt))
+                                  isEnter: false, distance: distance, enteredAt: enteredAt))
             return
         }
         emit(RegionEvent(kind: .exit, t: t, device: d, region: visit.region, distance: distance,
-                         enteredAt: visit.enteredAt))
+                         enteredAt: enteredAt))
     }
 
     /// Reports the fix's held events in the regions' given order (timers armed in that order
@@ -512,9 +539,20 @@ public final class Monitor {
     private func setAnchor(_ di: Int, _ phi: Double, _ lambda: Double, _ cosPhi: Double, safe: Double) {
         states[di].anchorPhi = phi
         states[di].anchorLambda = lambda
-        states[di].anchorCos = cosPhi
-        states[di].safeAngle = safe > 0 ? safe / GeodesicCircle.maxCurvatureRadius * (1 - 1e-9) : 0
+        states[di].anchorCos = Self.cosineBound(cosPhi)
+        states[di].safeAngle = Self.angleBelow(safe / GeodesicCircle.maxCurvatureRadius)
     }
+
+    /// A Float not below `c` (a cosine, 0 ≤ c ≤ 1), without `Float.above`'s branches: the
+    /// conversion rounds by at most 2⁻²⁴, less than the 2⁻²³ added.
+    @inline(__always)
+    static func cosineBound(_ c: Double) -> Float { Float(c + 0x1p-23) }
+
+    /// A Float not above the angle `a` (radians), 0 for none: shrunk by 2⁻²² before rounding,
+    /// more than the conversion's relative error of 2⁻²⁴; an angle too small for that (below
+    /// 10⁻³⁰ rad, far below any difference between coordinates) counts as none.
+    @inline(__always)
+    static func angleBelow(_ a: Double) -> Float { a > 1e-30 ? Float(a * (1 - 0x1p-22)) : 0 }
 
     /// An upper bound on the central angle (on the sphere with the same latitudes and longitudes)
     /// between (φ, λ) and an anchor, without trigonometry: the path that interpolates latitude and
@@ -621,12 +659,11 @@ public final class Monitor {
         // that ended and began again at the same instant is armed twice for the same time; the
         // first of its two timers reports it, the second finds it dwelled.
         let visits = states[di].visits
-        guard let k = visits.index(of: timer.region), !visits[k].dwelled,
-              visits[k].enteredAt + (options.dwell ?? .nan) == due
-        else { return }
+        guard let k = visits.index(of: timer.region), !visits[k].dwelled else { return }
+        let enteredAt = entryTimes.time(visits[k].code)
+        guard enteredAt + (options.dwell ?? .nan) == due else { return }
         visits.setDwelled(k)
-        emit(RegionEvent(kind: .dwell, t: due, device: timer.device, region: timer.region,
-                         enteredAt: states[di].visits[k].enteredAt))
+        emit(RegionEvent(kind: .dwell, t: due, device: timer.device, region: timer.region, enteredAt: enteredAt))
     }
 
     @inline(__always)
@@ -636,13 +673,19 @@ public final class Monitor {
     }
 
     // MARK: Inspection
-
     /// The regions a device is inside of, in the order the regions were given to the index.
     public func visits(of device: Int32) -> [Visit] {
-        let visits = states[checked(device)].visits.array
+        let list = states[checked(device)].visits
+        let visits = (0..<Int(list.count)).map { i in
+            let v = list[i]
+            return Visit(region: v.region, enteredAt: entryTimes.time(v.code), silent: v.silent, dwelled: v.dwelled)
+        }
         guard let givenPositions else { return visits }
         return visits.sorted { givenPositions[Int($0.region)] < givenPositions[Int($1.region)] }
     }
+
+    /// Entry times of current visits held whole rather than as offsets (`EntryTimes`).
+    var heldEntryTimes: Int { entryTimes.slotsInUse }
 
     /// Time of the device's latest reading.
     public func lastReading(of device: Int32) -> Double { states[checked(device)].last }

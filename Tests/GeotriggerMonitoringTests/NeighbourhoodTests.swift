@@ -67,4 +67,24 @@ struct NeighbourhoodTests {
         empty.withUnsafeBufferPointer { near.assign($0) }
         #expect(near.count == 0 && near.blocks == 0)
     }
+
+    /// A list a few entries shorter than the last keeps its room: the entries it leaves behind,
+    /// due at once, must not come due, nor name a region to prefetch past the room.
+    @Test(arguments: [(8, 5), (8, 1), (20, 17), (19, 13)])
+    func aSlightlyShorterListInTheSameRoomLeavesNothingDue(long: Int, short: Int) {
+        var near = Neighbourhood()
+        defer { near.free() }
+        let first = (0..<long).map { Monitor.NearRegion(key: UInt32($0 + 1) << 1, clearance: 0) }
+        first.withUnsafeBufferPointer { near.assign($0) }
+        let second = (0..<short).map { Monitor.NearRegion(key: UInt32($0 + 1) << 1, clearance: 10) }
+        second.withUnsafeBufferPointer { near.assign($0) }
+        #expect(Int(near.count) == short)
+        var rest = Float.infinity
+        for b in 0..<near.blocks {
+            #expect(near.due(block: b, limit: 5, rest: &rest) == 0)
+            let region = near.dueRegion(block: b, 0)
+            #expect(region == 0 || Int(region) <= short, "block \(b) names region \(region)")
+        }
+        #expect(rest == 10)
+    }
 }

@@ -35,17 +35,25 @@ static inline uint32_t geotrigger_meets16(const float *block, float minX, float 
 #endif
 }
 
-/// Which of 16 retest odometer readings (a device's neighbourhood clearances, `Neighbourhood`)
-/// are due at `limit`, as bit k for c[k] <= limit; `*rest` becomes the smaller of itself and
-/// every c[k] above `limit` (the next one due). A short list is padded with +infinity, which is
-/// never due and never lowers `*rest`. Four per SSE compare, one movemask per four; other
-/// targets compare one at a time.
-static inline uint32_t geotrigger_due16(const float *c, float limit, float *rest) {
+/// What `geotrigger_due` found: which entries are due, and the smallest clearance not due.
+typedef struct {
+    uint32_t mask;
+    float rest;
+} geotrigger_due_t;
+
+/// Which of `4 * quads` retest odometer readings (1 <= quads <= 4: a block of a device's
+/// neighbourhood clearances, `Neighbourhood`) are due at `limit`, as bit k for c[k] <= limit;
+/// `rest` is returned lowered to every c[k] above `limit` (the next one due). A list is padded
+/// to a multiple of four with +infinity, which is never due and never lowers `rest`. Four per
+/// SSE compare, one movemask per four; other targets compare one at a time. (`rest` goes in and
+/// out by value: a pointer to the caller's variable made Swift protect and outline its caller.)
+static inline geotrigger_due_t geotrigger_due(const float *c, int quads, float limit, float rest) {
+    geotrigger_due_t out;
 #if defined(__SSE2__)
     const __m128 l = _mm_set1_ps(limit), inf = _mm_set1_ps(__builtin_inff());
-    __m128 m = _mm_set1_ps(*rest);
+    __m128 m = _mm_set1_ps(rest);
     uint32_t mask = 0;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < quads; k++) {
         const __m128 v = _mm_loadu_ps(c + 4 * k);
         const __m128 due = _mm_cmple_ps(v, l);
         mask |= (uint32_t)_mm_movemask_ps(due) << (4 * k);
@@ -53,21 +61,21 @@ static inline uint32_t geotrigger_due16(const float *c, float limit, float *rest
     }
     m = _mm_min_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
     m = _mm_min_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
-    *rest = _mm_cvtss_f32(m);
-    return mask;
+    out.mask = mask;
+    out.rest = _mm_cvtss_f32(m);
 #else
     uint32_t mask = 0;
-    float r = *rest;
-    for (int k = 0; k < 16; k++) {
+    for (int k = 0; k < 4 * quads; k++) {
         if (c[k] <= limit) {
             mask |= (uint32_t)1 << k;
-        } else if (c[k] < r) {
-            r = c[k];
+        } else if (c[k] < rest) {
+            rest = c[k];
         }
     }
-    *rest = r;
-    return mask;
+    out.mask = mask;
+    out.rest = rest;
 #endif
+    return out;
 }
 
 #endif
