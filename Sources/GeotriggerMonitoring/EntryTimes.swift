@@ -5,50 +5,63 @@ import GeotriggerCore
 ///
 /// A city device is inside about 20 circles at once, so a visit's size is most of a device's.
 /// Reading times are nearly always whole seconds or milliseconds (SPEC's formats: Unix seconds or
-/// RFC 3339 with a fraction), so a time is kept as an offset from one origin (the first time
-/// coded, rounded down to a second): whole seconds within ±2²⁹ s (17 years) of it, or whole
-/// milliseconds within ±2²⁹ ms (6.2 days). Any other time — finer than a millisecond, or farther
-/// away — is kept whole in a side table, its code the slot's number, and the slot is given back
-/// when the visit ends (`release`). An offset is used only if decoding it gives the time back
-/// exactly, so no time is ever rounded.
+/// RFC 3339 with a fraction), so a time is kept as an offset from one of two origins: whole
+/// seconds within ±2²⁸ s (8.5 years) of it, or whole milliseconds within ±2²⁸ ms (3.1 days).
+/// The first origin is the first time coded, rounded down to a second; the second is the first
+/// later time that fits no offset of the first, so one stray time first (a fix stamped 1970 by a
+/// receiver without a time lock, the 1901 times of one of the demo's tracks) does not push every
+/// later time out. Any other time — finer than a millisecond, or farther from both — is kept
+/// whole in a side table, its code the slot's number, and the slot is given back when the visit
+/// ends (`release`). An offset is used only if decoding it gives the time back exactly, so no
+/// time is ever rounded.
 ///
-/// Bit 31 of a code marks a slot; otherwise bit 30 marks milliseconds and the low 30 bits are
-/// the offset plus 2²⁹.
+/// Bit 31 of a code marks a slot; otherwise bit 30 names the origin, bit 29 marks milliseconds,
+/// and the low 29 bits are the offset plus 2²⁸.
 struct EntryTimes {
-    /// The origin of offsets: the first finite time coded, rounded down to a whole second; NaN
-    /// before it.
-    private(set) var origin = Double.nan
+    /// The origins of offsets, NaN until set (see above).
+    private(set) var origins = (Double.nan, Double.nan)
     /// Times kept whole, by slot.
     private var exact = PodList<Double>()
     /// Slots given back, to be used again.
     private var unused = PodList<UInt32>()
 
     static let slotFlag: UInt32 = 1 << 31
-    static let millisecondsFlag: UInt32 = 1 << 30
-    /// Offsets lie in −2²⁹ ..< 2²⁹ and are stored plus 2²⁹.
-    static let bias: Int32 = 1 << 29
+    static let secondOriginFlag: UInt32 = 1 << 30
+    static let millisecondsFlag: UInt32 = 1 << 29
+    /// Offsets lie in −2²⁸ ..< 2²⁸ and are stored plus 2²⁸.
+    static let bias: Int32 = 1 << 28
 
     init() {}
 
     /// The code of `t`; a slot is taken if `t` has no offset, to be given back with `release`.
     mutating func code(_ t: Double) -> UInt32 {
-        if origin.isNaN && t.isFinite { origin = t.rounded(.down) }
-        let d = t - origin
-        if abs(d) < Double(Self.bias) {
-            let s = d.rounded()
-            if Self.same(origin + s, t) { return UInt32(Int32(s) + Self.bias) }
-            let m = (d * 1000).rounded()
-            if abs(m) < Double(Self.bias) && Self.same(origin + m / 1000, t) {
-                return Self.millisecondsFlag | UInt32(Int32(m) + Self.bias)
-            }
+        if origins.0.isNaN && t.isFinite { origins.0 = t.rounded(.down) }
+        if let code = Self.offset(t, from: origins.0) { return code }
+        if origins.1.isNaN && t.isFinite && Self.offset(t, from: t.rounded(.down)) != nil {
+            // The first time of whole seconds or milliseconds far from the first origin.
+            origins.1 = t.rounded(.down)
         }
+        if let code = Self.offset(t, from: origins.1) { return Self.secondOriginFlag | code }
         return slot(for: t)
+    }
+
+    /// The code of `t` as an offset from `origin` (without the origin's flag), or nil.
+    @inline(__always)
+    private static func offset(_ t: Double, from origin: Double) -> UInt32? {
+        let d = t - origin
+        guard abs(d) < Double(bias) else { return nil }
+        let s = d.rounded()
+        if same(origin + s, t) { return UInt32(Int32(s) + bias) }
+        let m = (d * 1000).rounded()
+        if abs(m) < Double(bias) && same(origin + m / 1000, t) { return millisecondsFlag | UInt32(Int32(m) + bias) }
+        return nil
     }
 
     /// The time coded as `code`.
     @inline(__always)
     func time(_ code: UInt32) -> Double {
         if code & Self.slotFlag != 0 { return exact[Int(code & ~Self.slotFlag)] }
+        let origin = code & Self.secondOriginFlag != 0 ? origins.1 : origins.0
         let offset = Double(Int32(bitPattern: code & (Self.millisecondsFlag - 1)) - Self.bias)
         return code & Self.millisecondsFlag != 0 ? origin + offset / 1000 : origin + offset
     }

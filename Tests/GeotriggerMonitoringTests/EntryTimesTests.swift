@@ -11,22 +11,23 @@ struct EntryTimesTests {
 
     /// Times that have an offset: whole seconds and milliseconds, before and after the origin.
     static let offsetTimes: [Double] = [
-        origin, origin + 1, origin - 1, origin + 86_400 * 365 * 16, origin - 86_400 * 365 * 16,
-        origin + 0.001, origin + 0.5, origin + 3_600.123, origin - 0.999, origin + 86_400 * 6 + 0.25,
+        origin, origin + 1, origin - 1, origin + 86_400 * 365 * 8, origin - 86_400 * 365 * 8,
+        origin + 0.001, origin + 0.5, origin + 3_600.123, origin - 0.999, origin + 86_400 * 3 + 0.25,
     ]
-    /// Times that have none: finer than a millisecond, milliseconds too far away, seconds far
-    /// beyond 17 years, and values far from any reading time.
+    /// Times that have none once the second origin is taken (by `secondOrigin`): finer than a
+    /// millisecond, milliseconds too far from both, seconds beyond 8.5 years of both.
     static let wholeTimes: [Double] = [
-        origin + 0.0001, origin + 1e-6, origin + 86_400 * 7 + 0.5, origin + 1e9, -origin,
+        origin + 0.0001, origin + 1e-6, origin + 86_400 * 4 + 0.5, origin + 6e8, -origin,
         0.1, 1e300, -0.0, origin.nextUp, origin + 0.1234567,
     ]
+    static let secondOrigin = 4e9
 
     @Test func timesWithAnOffsetComeBackExactlyAndHoldNoSlot() {
         var times = EntryTimes()
         defer { times.free() }
         // The first time sets the origin: whole seconds below it.
         #expect(times.code(Self.origin + 0.75) & EntryTimes.slotFlag == 0)
-        #expect(times.origin == Self.origin)
+        #expect(times.origins.0 == Self.origin)
         for t in Self.offsetTimes {
             let code = times.code(t)
             #expect(times.time(code).bitPattern == t.bitPattern, "\(t)")
@@ -39,6 +40,7 @@ struct EntryTimesTests {
         var times = EntryTimes()
         defer { times.free() }
         _ = times.code(Self.origin)
+        #expect(times.code(Self.secondOrigin) & (EntryTimes.slotFlag | EntryTimes.secondOriginFlag) == EntryTimes.secondOriginFlag)
         let codes = Self.wholeTimes.map { times.code($0) }
         for (t, code) in zip(Self.wholeTimes, codes) {
             #expect(code & EntryTimes.slotFlag != 0, "\(t) was given an offset")
@@ -56,6 +58,25 @@ struct EntryTimesTests {
             #expect(times.time(code).bitPattern == t.bitPattern, "\(t)")
         }
         #expect(times.slotsInUse == Self.wholeTimes.count)
+    }
+
+    /// One stray time first (a receiver without a time lock stamps 1970) must not push every later
+    /// time into the side table: the first later time far from it starts a second origin.
+    @Test func aStrayFirstTimeLeavesLaterTimesOffsets() {
+        var times = EntryTimes()
+        defer { times.free() }
+        let stray = times.code(0)
+        let later = [Self.origin + 0.25, Self.origin + 3_600, Self.origin - 86_400 * 365, Self.origin + 10.5]
+        let codes = later.map { times.code($0) }
+        #expect(times.slotsInUse == 0)
+        #expect(times.time(stray) == 0)
+        for (t, code) in zip(later, codes) {
+            #expect(code & EntryTimes.secondOriginFlag != 0, "\(t)")
+            #expect(times.time(code).bitPattern == t.bitPattern, "\(t)")
+        }
+        // Times near neither origin are still exact, held whole.
+        let far = times.code(Self.origin + 86_400 * 365 * 20)
+        #expect(far & EntryTimes.slotFlag != 0 && times.time(far) == Self.origin + 86_400 * 365 * 20)
     }
 
     /// Through the monitor: exits and dwells report the entry time read, whether it had an offset
