@@ -459,7 +459,7 @@ public final class Monitor {
     }
 
     /// An enter or exit found by a retest: the visit list edited in place (see `retestRegion`),
-    /// the event reported. Out of line: about one retest in twenty crosses, and inlined, this
+    /// the event reported. Out of line: about one retest in five crosses on city, and inlined, this
     /// made the compiler outline the whole retest instead.
     @inline(never)
     private func cross(_ di: Int, _ d: Int32, _ t: Double, _ r: Int32, _ p: Coordinate, leaving: Bool, first: Bool,
