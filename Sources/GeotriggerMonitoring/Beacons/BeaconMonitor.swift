@@ -78,23 +78,30 @@ public final class BeaconMonitor {
         static let idle: Int32 = -1
     }
 
-    /// Per (device, beacon region).
+    /// Per (device, beacon region): 48 bytes (the beacon that caused it as a slot of
+    /// `beaconIDs`, counters as Int32 and the flags together; as first written, 104).
     struct Zone {
-        var inside = false
         var enteredAt = Double.nan
-        /// Beacons currently estimated within the zone.
-        var qualifying = 0
         var lastQualifying = -Double.infinity
+        var causeDistance = Double.nan
+        /// Beacons currently estimated within the zone.
+        var qualifying: Int32 = 0
+        /// Consecutive fused updates that disagree with `fusedIn`.
+        var fusedDisagreements: Int32 = 0
+        /// The beacon that last qualified or was heard (a slot of `beaconIDs`), or −1.
+        var cause: Int32 = -1
+        var inside = false
         /// Decided by the fused position (positioned regions, ≥ 3 anchors).
         var fusedIn = false
-        /// Consecutive fused updates that disagree with `fusedIn`.
-        var fusedDisagreements = 0
         /// The device's latest fix is inside the zone circle.
         var fixIn = false
-        var cause = BeaconID()
-        var causeDistance = Double.nan
         var timerArmed = false
         var dwelled = false
+    }
+
+    /// The beacon that caused zone `z`'s state, if any.
+    private func cause(ofZone z: Int) -> BeaconID? {
+        zones[z].cause < 0 ? nil : beaconIDs[Int(zones[z].cause)]
     }
 
     /// A silence check of a zone, or its visit's dwell time (the visit named by its start).
@@ -199,7 +206,7 @@ public final class BeaconMonitor {
                 // keeps a fused visit from ending by silence.
                 heardPositioned = true
                 zones[z].lastQualifying = t
-                zones[z].cause = id
+                zones[z].cause = tracks[ti].beacon
                 return
             }
             let distance = DistanceModel.distance(rssi: smoothed, tx: tx, region: region)
@@ -225,7 +232,7 @@ public final class BeaconMonitor {
             }
             if now {
                 zones[z].lastQualifying = t
-                zones[z].cause = id
+                zones[z].cause = tracks[ti].beacon
                 zones[z].causeDistance = distance
             } else if was && zones[z].qualifying > 0 {
                 expireSilent(device: d, zone: Int32(z), region: r, at: t)
@@ -274,7 +281,7 @@ public final class BeaconMonitor {
             guard zones[z].inside, zones[z].enteredAt == timer.dwellFor, !zones[z].dwelled else { return }
             zones[z].dwelled = true
             sink?.handle(RegionEvent(kind: .dwell, t: due, device: timer.device, region: zoneKeys[z].region, distance: .nan,
-                                     enteredAt: zones[z].enteredAt, beacon: zones[z].cause == BeaconID() ? nil : zones[z].cause,
+                                     enteredAt: zones[z].enteredAt, beacon: cause(ofZone: z),
                                      proximity: nil, reason: nil))
             return
         }
@@ -305,8 +312,8 @@ public final class BeaconMonitor {
         }
         guard inNow != zones[zi].inside else { return }
         zones[zi].inside = inNow
-        let hasBeacon = zones[zi].cause != BeaconID()
-        let beacon = hasBeacon ? zones[zi].cause : nil
+        let beacon = cause(ofZone: zi)
+        let hasBeacon = beacon != nil
         let distance = zones[zi].causeDistance
         if inNow {
             zones[zi].enteredAt = stamp
@@ -407,7 +414,7 @@ public final class BeaconMonitor {
                 continue
             }
             zones[Int(z)].fusedDisagreements += 1
-            guard zones[Int(z)].fusedDisagreements >= options.fusedConfirmations else { continue }
+            guard Int(zones[Int(z)].fusedDisagreements) >= options.fusedConfirmations else { continue }
             zones[Int(z)].fusedDisagreements = 0
             zones[Int(z)].fusedIn = wanted
             zones[Int(z)].causeDistance = distance
@@ -475,7 +482,7 @@ public final class BeaconMonitor {
     /// The beacon regions a device is in, with when it entered and the beacon that put it there.
     public func visits(of d: Int32) -> [(region: Int32, enteredAt: Double, beacon: BeaconID?)] {
         zones.indices.filter { zoneKeys[$0].device == d && zones[$0].inside }
-            .map { (zoneKeys[$0].region, zones[$0].enteredAt, zones[$0].cause == BeaconID() ? nil : zones[$0].cause) }
+            .map { (zoneKeys[$0].region, zones[$0].enteredAt, cause(ofZone: $0)) }
             .sorted { $0.region < $1.region }
     }
 }
