@@ -121,6 +121,12 @@ public final class BeaconMonitor {
     /// Slots of `windows` given back, reused before the array grows.
     private var freeWindows: [Int32] = []
     private var beaconSlots: [BeaconID: Int32] = [:]
+    /// The regions each beacon slot matches, in `matcher`'s order: slot b's are
+    /// `matchRegions[matchEnds[b − 1] ..< matchEnds[b]]`. Found once per beacon, so a sighting
+    /// hashes its beacon id once (`beaconSlots`) instead of once per wildcard level and use, and
+    /// a silence check reads the lists instead of hashing every silent beacon of the device.
+    private var matchRegions: [Int32] = []
+    private var matchEnds: [Int32] = []
     private var tracks: [Track] = []
     private var trackSlots: [UInt64: Int32] = [:]
     /// Per device, its track slots (few: the beacons it hears).
@@ -181,10 +187,8 @@ public final class BeaconMonitor {
     /// readings must come in time order (`Engine` rejects one older than the device's previous
     /// reading): a sample leaves the fusion window for good once it is older than it.
     public func sighting(device d: Int32, t: Double, beacon id: BeaconID, rssi: Double, tx: Double) -> Outcome {
-        var any = false
-        matcher.forEachMatch(id) { _ in any = true }
-        guard any else { return .unmatched }
-        let ti = track(device: d, beacon: id)
+        guard let b = beaconSlot(id) else { return .unmatched }
+        let ti = track(device: d, beacon: b)
         let smoothed = tracks[ti].filter.update(rssi: rssi, at: t)
         tracks[ti].lastSeen = t
         tracks[ti].smoothed = smoothed
@@ -195,10 +199,8 @@ public final class BeaconMonitor {
             _ = windows[Int(tracks[ti].window)].append(rssi: rssi, at: t)
         }
 
-        var k = 0
         var heardPositioned = false
-        matcher.forEachMatch(id) { r in
-            defer { k += 1 }
+        for (k, r) in matches(ofBeacon: b).enumerated() {
             let region = spec(r)
             let z = Int(zone(device: d, region: r))
             if fuses && region.position != nil {
@@ -207,7 +209,7 @@ public final class BeaconMonitor {
                 heardPositioned = true
                 zones[z].lastQualifying = t
                 zones[z].cause = tracks[ti].beacon
-                return
+                continue
             }
             let distance = DistanceModel.distance(rssi: smoothed, tx: tx, region: region)
             let bit = UInt64(1) << UInt64(min(k, 63))
@@ -338,15 +340,14 @@ public final class BeaconMonitor {
     /// Withdraws region `r`'s qualification from the device's beacons that have been silent for
     /// `exitAfter` at time `t` (all of them for t = +∞), keeping the zone's qualifying count.
     private func dropQualification(device d: Int32, zone z: Int32, region r: Int32, silentAt t: Double) {
-        for ti in deviceTracks[Int(d)] where tracks[Int(ti)].lastSeen + options.exitAfter <= t {
-            var k = 0
-            matcher.forEachMatch(beaconIDs[Int(tracks[Int(ti)].beacon)]) { match in
+        // A track that qualifies nowhere has nothing to withdraw.
+        for ti in deviceTracks[Int(d)] where tracks[Int(ti)].qualifies != 0 && tracks[Int(ti)].lastSeen + options.exitAfter <= t {
+            for (k, match) in matches(ofBeacon: tracks[Int(ti)].beacon).enumerated() {
                 let bit = UInt64(1) << UInt64(min(k, 63))
                 if match == r && tracks[Int(ti)].qualifies & bit != 0 {
                     tracks[Int(ti)].qualifies &= ~bit
                     zones[Int(z)].qualifying -= 1
                 }
-                k += 1
             }
         }
     }
@@ -384,8 +385,8 @@ public final class BeaconMonitor {
             }
             guard let (mean, _) = windows[w].gatedMean(since: since) else { continue }
             var anchor: FusionAnchor?
-            matcher.forEachMatch(beaconIDs[Int(tracks[Int(ti)].beacon)]) { r in
-                guard anchor == nil, let p = localPositions[r] else { return }
+            for r in matches(ofBeacon: tracks[Int(ti)].beacon) {
+                guard anchor == nil, let p = localPositions[r] else { continue }
                 let range = DistanceModel.distance(rssi: mean, tx: tracks[Int(ti)].tx, region: spec(r))
                 if range <= options.fusionMaxRange {
                     anchor = FusionAnchor(p, distance: range, weight: Double(windows[w].countSince(since)))
@@ -422,21 +423,33 @@ public final class BeaconMonitor {
         }
     }
 
-    private func track(device d: Int32, beacon id: BeaconID) -> Int {
-        let b: Int32
-        if let known = beaconSlots[id] {
-            b = known
-        } else {
-            b = Int32(beaconIDs.count)
-            beaconIDs.append(id)
-            beaconSlots[id] = b
-        }
+    /// The slot of beacon `id`, taken (with its matching regions) at its first sighting; nil if
+    /// it matches no region, and then no slot is kept for it.
+    private func beaconSlot(_ id: BeaconID) -> Int32? {
+        if let known = beaconSlots[id] { return known }
+        let regions = matcher.matches(id)
+        guard !regions.isEmpty else { return nil }
+        let b = Int32(beaconIDs.count)
+        beaconIDs.append(id)
+        beaconSlots[id] = b
+        matchRegions.append(contentsOf: regions)
+        matchEnds.append(Int32(matchRegions.count))
+        return b
+    }
+
+    /// The regions beacon slot `b` matches, in `matcher`'s order.
+    private func matches(ofBeacon b: Int32) -> ArraySlice<Int32> {
+        let start = b == 0 ? 0 : Int(matchEnds[Int(b) - 1])
+        return matchRegions[start..<Int(matchEnds[Int(b)])]
+    }
+
+    private func track(device d: Int32, beacon b: Int32) -> Int {
         let key = UInt64(UInt32(bitPattern: d)) << 32 | UInt64(UInt32(bitPattern: b))
         if let slot = trackSlots[key] { return Int(slot) }
         let slot = Int32(tracks.count)
         // Samples are kept only where fusion can use them: a beacon of a positioned region.
         var positioned = false
-        if fuses { matcher.forEachMatch(id) { r in if localPositions[r] != nil { positioned = true } } }
+        if fuses { positioned = matches(ofBeacon: b).contains { localPositions[$0] != nil } }
         tracks.append(Track(beacon: b, window: positioned ? Track.idle : Track.never))
         trackSlots[key] = slot
         while deviceTracks.count <= Int(d) { deviceTracks.append([]) }
