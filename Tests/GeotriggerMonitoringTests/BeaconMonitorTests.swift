@@ -64,6 +64,26 @@ struct BeaconMonitorTests {
         #expect(m.matches(beacon((1, 2), 1, 7)).isEmpty)
     }
 
+    @Test("visits(of:) lists each device's current visits, zones made after an earlier call included")
+    func visitsPerDevice() {
+        let regions = (0..<3).map { beaconRegion("b\($0)", beacon(uuidA, 1, Int32($0))) }
+        let h = BeaconHarness(regions)
+        h.feed(beacon(uuidA, 1, 0), metres: [1, 1], device: 0)
+        h.feed(beacon(uuidA, 1, 1), metres: [1, 1], device: 1)
+        #expect(h.monitor.visits(of: 0).map(\.region) == [0])
+        #expect(h.monitor.visits(of: 1).map(\.region) == [1])
+        #expect(h.monitor.visits(of: 2).isEmpty)
+        // Zones made after that call: device 0 enters b2, device 2 appears and enters b1.
+        h.feed(beacon(uuidA, 1, 2), metres: [1, 1], from: 2, device: 0)
+        h.feed(beacon(uuidA, 1, 1), metres: [1, 1], from: 2, device: 2)
+        let zero = h.monitor.visits(of: 0)
+        #expect(zero.map(\.region) == [0, 2])
+        #expect(zero.map(\.beacon) == [beacon(uuidA, 1, 0), beacon(uuidA, 1, 2)])
+        #expect(zero.map(\.enteredAt) == [0, 2])
+        #expect(h.monitor.visits(of: 2).map(\.region) == [1])
+        #expect(h.monitor.visits(of: 1).map(\.region) == [1])
+    }
+
     @Test("enter when estimated within the zone; exit by distance once the smoothed estimate is beyond it")
     func enterExitByDistance() throws {
         let h = BeaconHarness([beaconRegion("lobby", beacon(uuidA, 1, 7))])

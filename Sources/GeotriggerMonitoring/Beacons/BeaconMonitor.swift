@@ -144,6 +144,12 @@ public final class BeaconMonitor {
     private var zones: [Zone] = []
     private var zoneSlots: [UInt64: Int32] = [:]
     private var zoneKeys: [(device: Int32, region: Int32)] = []
+    /// Zone slots by device, in slot order, for `visits(of:)`: made at its first call and
+    /// extended at each later one, so listing every device's visits (`--state-out`) reads each
+    /// zone once instead of every zone for every device (0.43 s of a 1.6 s beacons replay with
+    /// 1,000 devices, and growing with their square). Nothing is kept until then.
+    private var zonesByDevice: [[Int32]] = []
+    private var zonesIndexed = 0
     @exclusivity(unchecked) @usableFromInline var timers = TimerQueue<SilenceTimer>()
     /// Ranks devices for timers due at the same time (`DeviceTable.rank`); the engine shares its
     /// table. Without one a device ranks by its id.
@@ -494,8 +500,20 @@ public final class BeaconMonitor {
 
     /// The beacon regions a device is in, with when it entered and the beacon that put it there.
     public func visits(of d: Int32) -> [(region: Int32, enteredAt: Double, beacon: BeaconID?)] {
-        zones.indices.filter { zoneKeys[$0].device == d && zones[$0].inside }
-            .map { (zoneKeys[$0].region, zones[$0].enteredAt, cause(ofZone: $0)) }
+        indexZonesByDevice()
+        guard Int(d) < zonesByDevice.count else { return [] }
+        return zonesByDevice[Int(d)].lazy.map(Int.init).filter { self.zones[$0].inside }
+            .map { (self.zoneKeys[$0].region, self.zones[$0].enteredAt, self.cause(ofZone: $0)) }
             .sorted { $0.region < $1.region }
+    }
+
+    /// Adds the zones made since the last call to `zonesByDevice` (zones are only ever added).
+    private func indexZonesByDevice() {
+        while zonesIndexed < zoneKeys.count {
+            let d = Int(zoneKeys[zonesIndexed].device)
+            while zonesByDevice.count <= d { zonesByDevice.append([]) }
+            zonesByDevice[d].append(Int32(zonesIndexed))
+            zonesIndexed += 1
+        }
     }
 }
