@@ -11,8 +11,9 @@ import GeotriggerCore
 /// gain in time), with `room` a multiple of 4 and the clearances past `count` set to +∞: a fix
 /// finds the regions due a block of 16 at a time, with one compare per 4 (`geotrigger_due`), and
 /// retests them in place, in region order, so the list is never sorted or merged. (Rooms of whole
-/// blocks of 16 left 6 entries, 46 bytes, unused in a city device's list of 12.) A value type with manual ownership, as
-/// `PodList`: whoever holds the live copy calls `free()` once; copies are views.
+/// blocks of 16 left 6 entries, 46 bytes, unused in a city device's list of 12.) A value type
+/// with manual ownership, as `PodList`: whoever holds the live copy calls `free()` once; copies
+/// are views.
 struct Neighbourhood {
     private var storage: UnsafeMutableRawPointer?
     private(set) var count: Int32 = 0
