@@ -257,18 +257,12 @@ extension OutputFile {
         appendRecord(maximum: 20) { $0.putInteger(value) }
     }
 
-    /// Appends `{"uuid":"…","major":…,"minor":…}` for a concrete beacon: the UUID's 36 bytes
-    /// as `BeaconID.uuidString` spells them (upper case, hyphens after 8, 12, 16 and 20 digits),
+    /// Appends `{"uuid":"…","major":…,"minor":…}` for a concrete beacon, the UUID's bytes
     /// written straight to the record rather than built as a String for every event.
     public func appendBeacon(_ b: BeaconID) {
         appendRecord(maximum: 128) { c in
             c.put("{\"uuid\":\"")
-            for i in 0..<32 {
-                if i == 8 || i == 12 || i == 16 || i == 20 { c.put(UInt8(ascii: "-")) }
-                let word = i < 16 ? b.uuidHigh : b.uuidLow
-                let nibble = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * (i % 16))) & 0xF
-                c.put(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10)
-            }
+            b.forEachUUIDByte { c.put($0) }
             c.put("\",\"major\":")
             c.putInteger(Int64(b.major))
             c.put(",\"minor\":")

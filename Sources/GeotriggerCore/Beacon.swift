@@ -19,15 +19,21 @@ public struct BeaconID: Hashable, Sendable {
 
     /// The UUID in canonical upper-case hyphenated form, e.g. `E2C56DB5-DFFB-48D2-B060-D0F5A71096E0`.
     public var uuidString: String {
-        let hex = Array("0123456789ABCDEF")
         var out = ""
-        for (i, nibble) in (0..<32).enumerated() {
-            if i == 8 || i == 12 || i == 16 || i == 20 { out.append("-") }
-            let word = nibble < 16 ? uuidHigh : uuidLow
-            let shift = UInt64(60 - 4 * (nibble % 16))
-            out.append(hex[Int((word >> shift) & 0xF)])
-        }
+        forEachUUIDByte { out.unicodeScalars.append(Unicode.Scalar($0)) }
         return out
+    }
+
+    /// The 36 ASCII bytes of `uuidString`, in order, without building a String (the event writer
+    /// puts them straight into its record).
+    @inlinable
+    public func forEachUUIDByte(_ body: (UInt8) -> Void) {
+        for i in 0..<32 {
+            if i == 8 || i == 12 || i == 16 || i == 20 { body(UInt8(ascii: "-")) }
+            let word = i < 16 ? uuidHigh : uuidLow
+            let nibble = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * (i % 16))) & 0xF
+            body(nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10)
+        }
     }
 
     /// Parses a UUID in canonical hyphenated form (8-4-4-4-12) or as 32 hex digits, any case.

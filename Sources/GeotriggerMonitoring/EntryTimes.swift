@@ -37,9 +37,10 @@ struct EntryTimes {
     mutating func code(_ t: Double) -> UInt32 {
         if origins.0.isNaN && t.isFinite { origins.0 = t.rounded(.down) }
         if let code = Self.offset(t, from: origins.0) { return code }
-        if origins.1.isNaN && t.isFinite && Self.offset(t, from: t.rounded(.down)) != nil {
+        if origins.1.isNaN && t.isFinite, let code = Self.offset(t, from: t.rounded(.down)) {
             // The first time of whole seconds or milliseconds far from the first origin.
             origins.1 = t.rounded(.down)
+            return Self.secondOriginFlag | code
         }
         if let code = Self.offset(t, from: origins.1) { return Self.secondOriginFlag | code }
         return slot(for: t)

@@ -336,7 +336,7 @@ public final class Monitor {
 
         let first = !states[di].hasFix
         states[di].hasFix = true
-        if timeOrigin.isNaN { timeOrigin = t }
+        if first && timeOrigin.isNaN { timeOrigin = t }
         let phi = p.latitude * (Double.pi / 180), lambda = p.longitude * (Double.pi / 180)
         // From the last evaluated fix: whether this one may skip, else the odometer's step.
         let fromAnchor = Self.angleBound(phi, lambda, states[di].anchorPhi, states[di].anchorLambda,
@@ -673,6 +673,7 @@ public final class Monitor {
     }
 
     // MARK: Inspection
+
     /// The regions a device is inside of, in the order the regions were given to the index.
     public func visits(of device: Int32) -> [Visit] {
         let list = states[checked(device)].visits

@@ -8,8 +8,8 @@ import CPrefetch
 /// As 16-byte structs (region, flags, time) with capacity grown by half they took about 525 bytes;
 /// as 12 bytes (a Double time) about 310; here about 8 × (n + n/8) and the region search reads
 /// only the keys, half the bytes. Capacity follows the list both ways: it grows by an eighth and
-/// shrinks when a list falls below half of it, so a device that once crossed a dense spot does
-/// not keep its room.
+/// shrinks once a few visits of room are unused (`isSlack`), so a device that once crossed a
+/// dense spot does not keep its room.
 ///
 /// A value type with manual ownership, like `PodList`: the device state holds the one live copy
 /// and calls `free()` once; other copies are views that must not outlive an edit.
@@ -31,10 +31,10 @@ struct VisitList {
         }
 
         init(region: Int32, code: UInt32, silent: Bool) {
-            self.init(key: UInt32(bitPattern: region) << 2 | (silent ? 1 : 0), code: code)
+            self.init(key: VisitList.firstKey(of: region) | (silent ? 1 : 0), code: code)
         }
 
-        @inline(__always) var region: Int32 { Int32(bitPattern: key >> 2) }
+        @inline(__always) var region: Int32 { VisitList.region(ofKey: key) }
         @inline(__always) var silent: Bool { key & 1 != 0 }
         @inline(__always) var dwelled: Bool { key & 2 != 0 }
     }
@@ -53,8 +53,11 @@ struct VisitList {
     /// The key that sorts before every key of region `r` and after every key of the regions below.
     @inline(__always) static func firstKey(of r: Int32) -> UInt32 { UInt32(bitPattern: r) << 2 }
 
+    /// The region a key names.
+    @inline(__always) static func region(ofKey key: UInt32) -> Int32 { Int32(bitPattern: key >> 2) }
+
     /// The region of visit `i`.
-    @inline(__always) func region(_ i: Int) -> Int32 { Int32(bitPattern: keys[i] >> 2) }
+    @inline(__always) func region(_ i: Int) -> Int32 { Self.region(ofKey: keys[i]) }
 
     /// Visit `i` (`i < count`).
     @inline(__always) subscript(i: Int) -> Entry {
