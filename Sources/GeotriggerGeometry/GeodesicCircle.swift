@@ -8,10 +8,16 @@ import Darwin
 import CMath
 import GeotriggerCore
 
-/// A fix prepared for many circle tests: its coordinate and its unit vector on the sphere with the
-/// same latitude and longitude, (cos φ cos λ, cos φ sin λ, sin φ). Sines and cosines once per
-/// fix (`sinCos`); each circle test is then a few multiplications. An invalid coordinate (NaN,
-/// |φ| > 90) has a NaN vector, so no test decides it cheaply.
+/// A fix prepared for many circle tests: its coordinate and its position on the WGS84 ellipsoid
+/// in Earth-centred, Earth-fixed coordinates (metres), (N cos φ cos λ, N cos φ sin λ,
+/// N (1 − e²) sin φ) with N = a / √(1 − e² sin² φ). Sines and cosines once per fix (`sinCos`),
+/// one square root and one division; each circle test is then a squared chord, a few
+/// multiplications. An invalid coordinate (NaN, |φ| > 90) has NaN coordinates, so no test
+/// decides it cheaply.
+///
+/// The position is within 3·10⁻⁸ m of the exact one for the given latitude and longitude (sines
+/// and cosines within 10⁻¹⁵ of libm's, a few roundings of numbers below 6.4·10⁶ m); the chord
+/// bounds of ``GeodesicCircle`` allow 10⁻⁶ m (`GeodesicCircle.chordError`).
 public struct GeoPoint: Sendable {
     public let coordinate: Coordinate
     @usableFromInline let x: Double
@@ -31,19 +37,42 @@ public struct GeoPoint: Sendable {
             return
         }
         let (sinLambda, cosLambda) = sinCos(lambda)
-        x = cosPhi * cosLambda
-        y = cosPhi * sinLambda
-        z = sinPhi
+        let n = WGS84.a / (1 - WGS84.e2 * (sinPhi * sinPhi)).squareRoot()
+        let nCos = n * cosPhi
+        x = nCos * cosLambda
+        y = nCos * sinLambda
+        z = n * WGS84.oneMinusE2 * sinPhi
     }
+
+    /// The squared chord (m²) between this point and `(x, y, z)` (another point's coordinates).
+    @inlinable @inline(__always)
+    func chord2(_ cx: Double, _ cy: Double, _ cz: Double) -> Double {
+        let dx = x - cx, dy = y - cy, dz = z - cz
+        return dx * dx + dy * dy + dz * dz
+    }
+}
+
+/// WGS84's constants as literals (a test checks them against `Geodesic`'s), so the inlined hot
+/// path reads no lazily initialised global.
+@usableFromInline enum WGS84 {
+    /// Equatorial radius a, metres.
+    @inlinable static var a: Double { 6_378_137 }
+    /// First eccentricity squared, e² = f (2 − f).
+    @inlinable static var e2: Double { 0.0066943799901413170 }
+    /// 1 − e².
+    @inlinable static var oneMinusE2: Double { 0.99330562000985868 }
+    /// The ellipsoid's largest curvature, a / b² (m⁻¹), rounded up: every normal section, hence
+    /// every geodesic, bends at most this much.
+    @inlinable static var maxCurvature: Double { 1.5784225029068480e-7 }
 }
 
 /// sin x and cos x for |x| ≤ 3.2 (every latitude and longitude in radians), inlined: a Cody–Waite
 /// reduction by the nearest multiple k·π/2 (k in −2…2, π/2 split so k·π/2's head is exact), then
 /// fdlibm's kernel polynomials on |r| ≤ π/4 + 1e-15 (`__kernel_sin`, `__kernel_cos`: errors under
 /// 2⁻⁵⁸ relative). Results are within 1e-15 of the exact values (a test holds them to glibc's
-/// sin and cos over 10⁷ arguments), far inside the unit vector's margins (1e-14 rad on chords,
-/// 1e-6 m on clearances): every decision is still one the exact distance makes. Elsewhere (NaN,
-/// larger arguments) glibc's sincos.
+/// sin and cos over 10⁷ arguments): they move a fix's coordinates by at most 6.4·10⁻⁹ m, far
+/// inside the chord's error allowance of 10⁻⁶ m (`GeodesicCircle.chordError`), so every decision
+/// is still one the exact distance makes. Elsewhere (NaN, larger arguments) glibc's sincos.
 @inlinable @inline(__always)
 func sinCos(_ x: Double) -> (sin: Double, cos: Double) {
     guard abs(x) <= 3.2 else {
@@ -72,48 +101,33 @@ func sinCos(_ x: Double) -> (sin: Double, cos: Double) {
 /// A point is *inside* when its geodesic distance to `center` is at most `radius`, and
 /// *beyond exit* when that distance exceeds `exitRadius` (= radius + hysteresis).
 ///
-/// Decisions go through two cheap rigorous tiers before the exact distance (Karney's inverse):
+/// ## The chord bound
 ///
-/// ## Tier 1: chord on the geodetic sphere
+/// Decisions are made from the straight-line chord c between the center and the point, both on
+/// the ellipsoid (`GeoPoint`'s Earth-centred coordinates), before any geodesic is computed. For
+/// the geodesic distance s:
 ///
-/// Map the ellipsoid onto the unit sphere by keeping geodetic latitude φ and longitude λ. The
-/// ellipsoid's line element is ds² = M(φ)² dφ² + N(φ)² cos²φ dλ² (M meridional, N prime-vertical
-/// radius of curvature), the sphere's dφ² + cos²φ dλ², so the ratio of lengths of any curve lies
-/// between the smallest M and the largest N met along it (M ≤ N everywhere; both grow with |φ|).
-/// Take the latitude band B = φ₀ ± δ with δ = D / (k_min·s), D = 2·exitRadius + 100 m (s ≤ 1
-/// below; k_min = a(1 − e²) is WGS84's smallest radius of curvature). Then, for the central
-/// angle θ between the center and a point and the geodesic distance d:
+///  * s ≥ c: a straight line is the shortest path of all;
+///  * s ≤ (2/K) asin(cK/2), with K = a/b² the ellipsoid's largest curvature: a geodesic's
+///    curvature as a space curve is its normal curvature (its geodesic curvature is 0), at most
+///    K, and by Schur's comparison theorem a curve of length s whose curvature never exceeds K
+///    (with Ks ≤ π) has a chord at least that of a circular arc of radius 1/K and the same
+///    length, (2/K) sin(Ks/2).
 ///
-///  * if d ≤ D, the geodesic stays within D / k_min of φ₀, inside B, so d ≥ k_lo·θ with
-///    k_lo = min over B of M;
-///  * if θ ≤ δ, the great circle stays inside B, so d ≤ k_hi·θ with k_hi = max over B of N.
+/// So d ≤ r is certain when (2/K) asin(cK/2) ≤ r, and d > r when c > r. The two bounds differ by
+/// about c³K²/24: 0.13 µm at 500 m, 0.13 mm at 5 km, 1 m at 100 km. Allowing 1 µm for the
+/// rounding of the coordinates (`chordError`, more than ten times what it can be), a city
+/// circle leaves points undecided only within a few micrometres of its boundary (a Float copy,
+/// `HotCircle`, a few tens of micrometres); only there is Karney's inverse computed.
 ///
-/// Hence d ≤ r is certain when k_hi·θ ≤ r and d > r is certain when k_lo·θ > r (for r ≤ D). θ is
-/// compared through the chord |u − c| = 2 sin(θ/2) of precomputed unit vectors (`GeoPoint`): no
-/// trigonometry per circle. The band left undecided is (k_hi/k_lo − 1) of the radius: 0.67 % at
-/// the equator, 0.3 % at 48°, ~0 at the poles.
+/// The same bounds give the clearances of the fast path (how far a point must move before a
+/// decision can change, by the triangle inequality) and an event's distance to the centimetre:
+/// the interval [c, (2/K) asin(cK/2)] widened by `chordError` rounds to one centimetre value but
+/// for about one distance in 5,000, which Karney settles. The chord works the same everywhere:
+/// across the antimeridian, at the poles, on the equator.
 ///
-/// ## Tier 2: a sphere fitted to the circle
-///
-/// Stretch latitudes about the center, ψ = φ₀ + s(φ − φ₀) with s = M(φ₀)/N(φ₀), and keep λ. On the
-/// unit sphere in (ψ, λ) the ratio of line elements is a mean of A = M(φ)/s (along meridians) and
-/// B = N(φ)·cos φ / cos ψ (along parallels); both equal N(φ₀) at the center. Over the band, A lies
-/// between M at the band's smallest and largest |φ| over s, and B between N there times
-/// exp(∓|1 − s|·δ·tan(|φ|max + |1 − s|·δ)) (|d ln cos x / dx| = |tan x| and |ψ − φ| ≤ |1 − s|·δ).
-/// The same two arguments give ρ_lo·θ' ≤ d ≤ ρ_hi·θ' for the stretched-sphere angle θ', with
-/// ρ_hi/ρ_lo − 1 of order 10⁻⁶ for city-sized circles: the undecided band is about a millimetre.
-/// Three trigonometric calls; used only inside tier 1's band, within 85° of the equator and for
-/// D ≤ 200 km.
-///
-/// Tier 2's constants are not stored: they are recomputed from the center and radii, by the same
-/// arithmetic in the same order (so to the same values), whenever tier 1 leaves a point undecided
-/// or an event's distance is reported. That keeps a circle at 104 bytes instead of 168 — a million
-/// regions fit the memory budget, and more circles share each cache line on the hot path.
-///
-/// Thresholds carry a 1e-9 relative and 1e-14 rad (64 nm) absolute safety margin, far above
-/// the rounding error of the computed chord or haversine. Latitudes must lie in [−90, 90]; a
-/// point with an invalid or NaN coordinate is classified `.ambiguous`, its distance is NaN, and it
-/// is neither inside nor beyond exit.
+/// Latitudes must lie in [−90, 90]; a point with an invalid or NaN coordinate is classified
+/// `.ambiguous`, its distance is NaN, and it is neither inside nor beyond exit.
 public struct GeodesicCircle: Sendable {
     /// Outcome of the cheap bounds.
     public enum Decision: Sendable, Equatable {
@@ -125,7 +139,7 @@ public struct GeodesicCircle: Sendable {
         case ambiguous
     }
 
-    /// The center and both radii: all that tier 2 and the exact test need.
+    /// The center and both radii: all that the exact test needs.
     public let core: CircleCore
     @inlinable public var center: Coordinate { core.center }
     /// Entry radius in metres.
@@ -133,41 +147,17 @@ public struct GeodesicCircle: Sendable {
     /// Exit radius in metres (radius + hysteresis), ≥ `radius`.
     @inlinable public var exitRadius: Double { core.exitRadius }
 
-    // Tier 1: the center's unit vector and squared-chord thresholds.
+    /// The center's Earth-centred coordinates (metres), as `GeoPoint` computes them.
     @usableFromInline let cx: Double
     @usableFromInline let cy: Double
     @usableFromInline let cz: Double
-    /// chord² ≤ this ⇒ distance ≤ radius; chord² > `chordOut` ⇒ distance > radius.
+    /// chord² ≤ `chordIn` ⇒ distance ≤ radius; chord² > `chordOut` ⇒ distance > radius (m²).
     @usableFromInline let chordIn: Double
     @usableFromInline let chordOut: Double
     @usableFromInline let chordExitIn: Double
     @usableFromInline let chordExitOut: Double
-    /// Smallest M and largest N over the band, metres per radian (with rounding margin).
-    @usableFromInline let kLo: Double
-    @usableFromInline let kHi: Double
 
-    /// Tier 2: the stretched sphere's constants, for circles where it applies. Its haversine
-    /// thresholds are sin²(r / ρ)-style bounds made from `rhoLo`/`rhoHi` for the radius tested.
-    @usableFromInline struct StretchedSphere {
-        @usableFromInline let stretch: Double
-        @usableFromInline let cosCenterLat: Double
-        @usableFromInline let rhoLo: Double
-        @usableFromInline let rhoHi: Double
-    }
-
-    /// The latitude band of tier 1 around a center (radians): the stretch s = M/N at the center,
-    /// the band's half-width δ and its smallest and largest |φ|.
-    static func band(center: Coordinate, exitRadius: Double) -> (s: Double, delta: Double, minAbs: Double, maxAbs: Double) {
-        let phi0 = center.latitude * (Double.pi / 180)
-        let s = Self.meridional(phi0) / Self.primeVertical(phi0)
-        let bandReach = 2 * exitRadius + 100
-        let delta = bandReach / (Self.minCurvatureRadius * s) * (1 + 1e-9)
-        let maxAbs = min(Double.pi / 2, abs(phi0) + delta)
-        let minAbs = abs(phi0) <= delta ? 0 : abs(phi0) - delta
-        return (s, delta, minAbs, maxAbs)
-    }
-
-    /// Minimum radius of curvature of WGS84, a(1 − e²) (meridional, at the equator), metres.
+    /// Minimum radius of curvature of WGS84, a(1 − e²) = b²/a (meridional, at the equator), metres.
     public static let minCurvatureRadius: Double = {
         let f = Geodesic.flattening
         return Geodesic.equatorialRadius * (1 - f * (2 - f))
@@ -176,22 +166,19 @@ public struct GeodesicCircle: Sendable {
     public static let maxCurvatureRadius: Double =
         Geodesic.equatorialRadius * Geodesic.equatorialRadius / Geodesic.polarRadius
 
-    static let e2: Double = Geodesic.flattening * (2 - Geodesic.flattening)
-    /// Absolute margin on central angles and chords (radians), against rounding.
-    @usableFromInline static let angleMargin = 1e-14
-    /// Relative margin on thresholds, against rounding.
-    static let relativeMargin = 1e-9
+    /// How far a computed chord may be from the exact chord between the exact points (metres):
+    /// the coordinates are within 3·10⁻⁸ m each (`GeoPoint`), the chord's own roundings add
+    /// less than 3·10⁻⁹ m below 10,000 km; this allows more than ten times their sum.
+    @inlinable static var chordError: Double { 1e-6 }
 
-    /// Meridional radius of curvature M(φ), φ in radians.
-    static func meridional(_ phi: Double) -> Double {
-        let w2 = 1 - e2 * sin(phi) * sin(phi)
-        return Geodesic.equatorialRadius * (1 - e2) / (w2 * w2.squareRoot())
-    }
+    /// An upper bound on (2/K) asin(uK/2) − u over u³, for 0 ≤ uK/2 ≤ 1: (π/2 − 1) K²/4, since
+    /// (asin x − x)/x³ grows from 1/6 at 0 to π/2 − 1 at 1 (its series has positive terms).
+    /// Rounded up. Used by clearances, where a loose cube costs nothing (0.44 µm at 500 m).
+    @inlinable static var arcCubic: Double { 3.5552300331737e-15 }
 
-    /// Prime-vertical radius of curvature N(φ), φ in radians.
-    static func primeVertical(_ phi: Double) -> Double {
-        Geodesic.equatorialRadius / (1 - e2 * sin(phi) * sin(phi)).squareRoot()
-    }
+    /// The geodesic distance's upper bound from a chord `u` (metres, uK/2 ≤ 1): u + u³·arcCubic.
+    @inlinable @inline(__always)
+    static func arcAbove(_ u: Double) -> Double { u + u * u * u * arcCubic }
 
     /// - Precondition: `0 ≤ radius ≤ exitRadius`, both finite; center latitude in [−90, 90].
     public init(center: Coordinate, radius: Double, exitRadius: Double) {
@@ -199,113 +186,106 @@ public struct GeodesicCircle: Sendable {
                      "GeodesicCircle needs 0 <= radius <= exitRadius < infinity")
         precondition(abs(center.latitude) <= 90, "GeodesicCircle center latitude must be in [-90, 90]")
         core = CircleCore(center: center, radius: radius, exitRadius: exitRadius)
-        let unit = GeoPoint(center)
-        cx = unit.x; cy = unit.y; cz = unit.z
-
-        let (_, _, minAbs, maxAbs) = Self.band(center: center, exitRadius: exitRadius)
-        kLo = Self.meridional(minAbs) * (1 - 1e-12)
-        kHi = Self.primeVertical(maxAbs) * (1 + 1e-12)
-        chordIn = Self.chordBelow(radius / kHi)
-        chordOut = Self.chordAbove(radius / kLo)
-        chordExitIn = Self.chordBelow(exitRadius / kHi)
-        chordExitOut = Self.chordAbove(exitRadius / kLo)
+        let point = GeoPoint(center)
+        cx = point.x; cy = point.y; cz = point.z
+        chordIn = Self.squaredChordWithin(radius)
+        chordOut = Self.squaredChordBeyond(radius)
+        chordExitIn = Self.squaredChordWithin(exitRadius)
+        chordExitOut = Self.squaredChordBeyond(exitRadius)
     }
 
-    /// Largest squared chord certainly within central angle `theta`.
-    static func chordBelow(_ theta: Double) -> Double {
-        if theta >= .pi { return .infinity }  // every point is within θ ≤ π
-        let c = 2 * sin(max(0, theta - angleMargin) / 2) - angleMargin
-        return c > 0 ? c * c * (1 - relativeMargin) : -1
+    /// The largest squared chord (m²) that certainly means a geodesic distance ≤ `r`: a chord c
+    /// with (2/K) asin((c + chordError)K/2) ≤ r, i.e. c ≤ (2/K) sin(rK/2) − chordError (for r
+    /// up to 10,000 km, so that Ks ≤ π holds: a larger r is capped there, which only leaves more
+    /// points to the exact test). -1 when no chord is small enough.
+    static func squaredChordWithin(_ r: Double) -> Double {
+        let k = WGS84.maxCurvature
+        let c = 2 / k * sin(min(r, 1e7) * k / 2) * (1 - 1e-12) - chordError
+        return c > 0 ? c * c * (1 - 1e-12) : -1
     }
 
-    /// Smallest squared chord certainly beyond central angle `theta`.
-    static func chordAbove(_ theta: Double) -> Double {
-        if theta >= .pi { return .infinity }  // no point is certainly beyond
-        let c = 2 * sin(min(.pi, theta + angleMargin) / 2) + angleMargin
-        return c * c * (1 + relativeMargin)
+    /// The smallest squared chord (m²) beyond which the geodesic distance is certainly > `r`:
+    /// (r + chordError)², rounded up.
+    static func squaredChordBeyond(_ r: Double) -> Double {
+        let c = r + chordError
+        return c * c * (1 + 1e-12)
     }
 
-    /// Largest haversine sin²(θ/2) certainly within central angle `theta`.
-    public static func haversineBelow(_ theta: Double) -> Double {
-        if theta >= .pi { return .infinity }
-        let s = sin(max(0, theta - angleMargin) / 2)
-        return s * s * (1 - relativeMargin)
-    }
-
-    /// Smallest haversine certainly beyond central angle `theta`.
-    static func haversineAbove(_ theta: Double) -> Double {
-        if theta >= .pi { return .infinity }
-        let s = sin(min(.pi, theta + angleMargin) / 2)
-        return s * s * (1 + relativeMargin)
-    }
-
-    /// Squared chord between the center and `q` on the unit sphere (NaN for an invalid point).
+    /// Squared chord (m²) between the center and `q` (NaN for an invalid point).
     @inlinable @inline(__always)
-    func chord2(_ q: GeoPoint) -> Double {
-        let dx = q.x - cx, dy = q.y - cy, dz = q.z - cz
-        return dx * dx + dy * dy + dz * dz
-    }
+    func chord2(_ q: GeoPoint) -> Double { q.chord2(cx, cy, cz) }
 
     /// A lower bound, in metres, on how far `q` must move before the decision for this circle can
     /// change: to the exit boundary when `inside`, to the entry boundary otherwise (0 if unsure).
     /// Moving `m` metres changes the geodesic distance by at most `m` (triangle inequality).
     @inlinable
     public func clearance(_ q: GeoPoint, inside: Bool) -> Double {
-        Self.clearance(chord2: chord2(q), inside: inside, radius: radius, exitRadius: exitRadius, kLo: kLo, kHi: kHi)
+        Self.clearance(chord2: chord2(q), inside: inside, radius: radius, exitRadius: exitRadius)
     }
 
-    /// The clearance from the squared chord to the center. Any radius or `kLo` smaller, or any
-    /// `exitRadius` smaller or `kHi` larger than the circle's, still gives a lower bound.
+    /// The clearance from the squared chord to the center. Any radius larger, or any
+    /// `exitRadius` smaller, than the circle's still gives a lower bound.
     @inlinable @inline(__always)
-    static func clearance(chord2: Double, inside: Bool, radius: Double, exitRadius: Double,
-                          kLo: Double, kHi: Double) -> Double {
+    static func clearance(chord2: Double, inside: Bool, radius: Double, exitRadius: Double) -> Double {
         let c = chord2.squareRoot()
-        guard c.isFinite else { return 0 }
-        let c2 = Self.angleMargin
+        // Also NaN. Beyond 10,000 km the cubic bound no longer holds (uK/2 may pass 1).
+        guard c <= 1e7 else { return 0 }
         if inside {
-            // θ = 2 asin(c/2) ≤ c (1 + c²/12) for c ≤ 1; the great circle stays in the band while
-            // θ ≤ exitRadius / k_min (< δ).
-            let up = c + c2
-            guard up <= 1 else { return 0 }
-            let theta = up * (1 + up * up / 12)
-            return max(0, (exitRadius - kHi * theta) * (1 - 1e-9) - 1e-6)
+            // d ≤ arcAbove(c + ε) now, so d stays ≤ exitRadius while the device moves less than
+            // the difference.
+            return max(0, exitRadius - arcAbove(c + chordError) - chordError)
         }
-        // θ ≥ c; d ≥ min(D, k_lo θ).
-        let theta = max(0, c - c2)
-        let d = min(2 * exitRadius + 100, kLo * theta)
-        return max(0, (d - radius) * (1 - 1e-9) - 1e-6)
+        // d ≥ c − ε now, so d stays > radius while the device moves less than the difference.
+        return max(0, c - radius - 2 * chordError)
     }
 
-    /// Tier 1 and the clearance in one cache line (see `HotCircle`).
+    /// The geodesic distance rounded to the centimetre from the squared chord (m²), when the
+    /// chord's bounds settle it; nil when they straddle a half centimetre (about one distance
+    /// in 5,000 on city circles) or the chord exceeds 100 km, where Karney's must be rounded.
+    ///
+    /// The bounds are [c − ε, (2/K) asin(uK/2) + ...] with u = c + ε; for uK/2 ≤ 0.01 (u below
+    /// 126 km) asin x ≤ x + x³/6 + 0.0751·x⁵ (the series' further terms are below 10⁻⁴ of the
+    /// fifth-order one there), so the upper bound is u + u³K²/24 + 0.0751·u⁵K⁴/16. Karney's
+    /// distance (within 15 nm of the exact one) lies in the interval, and rounding is monotone,
+    /// so when both ends round alike its rounding is theirs.
+    @inlinable @inline(__always)
+    public static func centimetres(chord2: Double) -> Double? {
+        let c = chord2.squareRoot()
+        guard c <= 100_000 else { return nil }  // also NaN
+        let u = c + chordError, u2 = u * u
+        // K²/24 and 0.0751·K⁴/16, rounded up.
+        let hi = u + u * u2 * (1.03809066570114e-15 + u2 * 2.92e-30)
+        let below = roundedHalfAway((c - chordError) * 100), above = roundedHalfAway(hi * 100)
+        return below == above ? max(0, above) / 100 : nil
+    }
+
+    /// The chord thresholds and the clearance's radii in one cache line (see `HotCircle`).
     public var hot: HotCircle {
         HotCircle(x: cx, y: cy, z: cz,
                   chordIn: .below(chordIn), chordOut: .above(chordOut),
                   chordExitIn: .below(chordExitIn), chordExitOut: .above(chordExitOut),
-                  kLo: .below(kLo), kHi: .above(kHi), radius: .above(radius), exitRadius: .below(exitRadius))
+                  radius: .above(radius), exitRadius: .below(exitRadius))
     }
 
-    /// Cheap, rigorous classification against `radius` (tiers 1 and 2): `.inside` guarantees
+    /// Cheap, rigorous classification against `radius` (the chord bound): `.inside` guarantees
     /// distance ≤ radius, `.outside` guarantees distance > radius, `.ambiguous` means the exact
     /// distance is needed.
     @inlinable
     public func cheapClassify(_ q: GeoPoint) -> Decision {
-        classify(q, chordIn: chordIn, chordOut: chordOut, exit: false)
+        classify(chord2(q), chordIn: chordIn, chordOut: chordOut)
     }
 
     /// Cheap, rigorous classification against `exitRadius`.
     @inlinable
     public func cheapClassifyExit(_ q: GeoPoint) -> Decision {
-        classify(q, chordIn: chordExitIn, chordOut: chordExitOut, exit: true)
+        classify(chord2(q), chordIn: chordExitIn, chordOut: chordExitOut)
     }
 
-    /// Tier 1 against the chord thresholds, then tier 2 against the stretched-sphere ones.
     @inlinable @inline(__always)
-    func classify(_ q: GeoPoint, chordIn: Double, chordOut: Double, exit: Bool) -> Decision {
-        let c2 = chord2(q)
+    func classify(_ c2: Double, chordIn: Double, chordOut: Double) -> Decision {
         if c2 <= chordIn { return .inside }
         if c2 > chordOut { return .outside }
-        guard c2.isFinite else { return .ambiguous }
-        return core.classifyOnStretchedSphere(q.coordinate, exit: exit)
+        return .ambiguous
     }
 
     public func cheapClassify(_ p: Coordinate) -> Decision { cheapClassify(GeoPoint(p)) }
@@ -338,13 +318,18 @@ public struct GeodesicCircle: Sendable {
     @inlinable
     public func distance(to p: Coordinate) -> Double { core.distance(to: p) }
 
-    /// The geodesic distance from the center to `p` rounded to the centimetre (see `CircleCore`).
-    public func distanceInCentimetres(to p: Coordinate) -> Double { core.distanceInCentimetres(to: p) }
+    /// The geodesic distance from the center to `q` rounded to the centimetre: exactly the
+    /// rounding of ``distance(to:)``, from the chord bound where it settles it.
+    public func distanceInCentimetres(to q: GeoPoint) -> Double {
+        Self.centimetres(chord2: chord2(q)) ?? core.karneyCentimetres(to: q.coordinate)
+    }
+
+    public func distanceInCentimetres(to p: Coordinate) -> Double { distanceInCentimetres(to: GeoPoint(p)) }
 }
 
-/// A circle's center and radii, with the tests that need nothing else: tier 2 (its constants
-/// recomputed on each use) and Karney's exact distance. The region index keeps these (32 bytes)
-/// beside its `HotCircle` table, which stands in for tier 1.
+/// A circle's center and radii, with the tests that need nothing else: Karney's exact distance.
+/// The region index keeps these (32 bytes) beside its `HotCircle` table, which holds the chord
+/// bound, for the points that bound leaves open.
 public struct CircleCore: Sendable {
     public let center: Coordinate
     public let radius: Double
@@ -356,86 +341,10 @@ public struct CircleCore: Sendable {
         self.exitRadius = exitRadius
     }
 
-    /// Tier 2's constants, recomputed (nil where tier 2 is not used: beyond 85° or D > 200 km).
-    @usableFromInline var stretchedSphere: GeodesicCircle.StretchedSphere? {
-        let (s, delta, minAbs, maxAbs) = GeodesicCircle.band(center: center, exitRadius: exitRadius)
-        guard maxAbs < 85 * Double.pi / 180 && 2 * exitRadius + 100 <= 200_000 else { return nil }
-        let (lo, hi) = Self.ratioBounds(stretch: s, minAbs: minAbs, maxAbs: maxAbs, deviation: delta)
-        return GeodesicCircle.StretchedSphere(stretch: s, cosCenterLat: cosDegrees(center.latitude), rhoLo: lo, rhoHi: hi)
-    }
-
-    /// Tier 2's ρ_lo and ρ_hi over a latitude band: |φ| within [minAbs, maxAbs] and |φ − φ₀| at
-    /// most `deviation` (radians) on it.
-    static func ratioBounds(stretch s: Double, minAbs: Double, maxAbs: Double, deviation: Double) -> (Double, Double) {
-        let slack = abs(1 - s) * deviation
-        let e = slack * tan(maxAbs + slack)
-        let lo = min(GeodesicCircle.meridional(minAbs) / s, GeodesicCircle.primeVertical(minAbs) * exp(-e)) * (1 - 1e-12)
-        let hi = max(GeodesicCircle.meridional(maxAbs) / s, GeodesicCircle.primeVertical(maxAbs) * exp(e)) * (1 + 1e-12)
-        return (lo, hi)
-    }
-
-    /// ρ_lo and ρ_hi for one point `p` at most `reach` metres from the center (tier 2's bounds
-    /// already give d ≤ reach), over the narrower band this pair needs.
-    ///
-    /// With φₘ the mean of the two latitudes and h = reach / (2·k_min·s): a point at arc length t
-    /// along the geodesic is within t / k_min of φ₀ and (d − t) / k_min of φₚ in latitude (the
-    /// meridional radius is at least k_min), so within d / (2·k_min) ≤ h of φₘ. On the stretched
-    /// sphere the great circle of angle θ' ≤ reach / k_min likewise stays within θ'/2 of the mean
-    /// ψ, so φ within θ' / (2s) ≤ h of φₘ. Both curves, which tier 2's two bounds follow, lie in
-    /// φₘ ± h, where |φ − φ₀| ≤ |φₚ − φ₀| / 2 + h. That band is about a quarter as wide as
-    /// φ₀ ± δ for a point on the boundary, and so is the spread ρ_hi / ρ_lo − 1.
-    func ratioBounds(toward p: Coordinate, reach: Double, stretch s: Double) -> (Double, Double) {
-        let phi0 = center.latitude * (Double.pi / 180), phiP = p.latitude * (Double.pi / 180)
-        let mid = (phi0 + phiP) / 2
-        let half = reach / (2 * GeodesicCircle.minCurvatureRadius * s) * (1 + 1e-9) + 1e-15
-        let maxAbs = min(Double.pi / 2, abs(mid) + half)
-        let minAbs = abs(mid) <= half ? 0 : abs(mid) - half
-        return Self.ratioBounds(stretch: s, minAbs: minAbs, maxAbs: maxAbs,
-                                deviation: abs(phiP - phi0) / 2 * (1 + 1e-12) + half)
-    }
-
-    /// The haversine of the stretched-sphere angle between the center and `p` (tier 2).
-    @inlinable
-    func stretchedHaversine(_ p: Coordinate, _ sphere: GeodesicCircle.StretchedSphere) -> Double {
-        let dPsi = sphere.stretch * (p.latitude - center.latitude)
-        var dLon = p.longitude - center.longitude
-        if abs(dLon) > 180 { dLon -= Double(signOf: dLon, magnitudeOf: 360) }
-        let a = smallSin(dPsi * (Double.pi / 360))
-        let b = smallSin(dLon * (Double.pi / 360))
-        return a * a + sphere.cosCenterLat * cosDegrees(center.latitude + dPsi) * (b * b)
-    }
-
-    /// Tier 2, out of line: its constants are recomputed here unless the caller keeps them
-    /// (`sphere`, nil where tier 2 does not apply), for the few points tier 1 leaves.
-    @usableFromInline @inline(never)
-    func classifyOnStretchedSphere(_ p: Coordinate, exit: Bool) -> GeodesicCircle.Decision {
-        classifyOnStretchedSphere(p, exit: exit, sphere: stretchedSphere)
-    }
-
-    @usableFromInline
-    func classifyOnStretchedSphere(_ p: Coordinate, exit: Bool, sphere: GeodesicCircle.StretchedSphere?) -> GeodesicCircle.Decision {
-        guard let sphere else { return .ambiguous }
-        let h = stretchedHaversine(p, sphere)
-        let r = exit ? exitRadius : radius
-        if h <= GeodesicCircle.haversineBelow(r / sphere.rhoHi) { return .inside }
-        if h > GeodesicCircle.haversineAbove(r / sphere.rhoLo) { return .outside }
-        return .ambiguous
-    }
-
-    /// Whether `p` is inside (against `radius`) or, with `exit`, beyond `exitRadius`: tier 2,
-    /// then Karney's distance. For points the cheap tiers upstream left open.
+    /// Whether `p` is inside (against `radius`) or, with `exit`, beyond `exitRadius`, by
+    /// Karney's distance: for points the chord bound upstream left open.
     public func decide(_ p: Coordinate, exit: Bool) -> Bool {
-        decide(p, exit: exit, sphere: stretchedSphere)
-    }
-
-    /// The same with tier 2's constants given (nil where tier 2 does not apply).
-    @usableFromInline
-    func decide(_ p: Coordinate, exit: Bool, sphere: GeodesicCircle.StretchedSphere?) -> Bool {
-        switch classifyOnStretchedSphere(p, exit: exit, sphere: sphere) {
-        case .inside: return !exit
-        case .outside: return exit
-        case .ambiguous: return exit ? distance(to: p) > exitRadius : distance(to: p) <= radius
-        }
+        exit ? distance(to: p) > exitRadius : distance(to: p) <= radius
     }
 
     /// The exact WGS84 geodesic distance from the center to `p`, metres.
@@ -444,46 +353,17 @@ public struct CircleCore: Sendable {
         Geodesic.distance(center, p)
     }
 
-    /// The geodesic distance from the center to `p` rounded to the centimetre — exactly the
-    /// rounding of ``distance(to:)``. Karney's inverse runs only when the tier-2 interval
-    /// [ρ_lo·θ', ρ_hi·θ'] straddles a half centimetre (about one call in ten where tier 2 applies)
-    /// and so does the one over the point's own band (`ratioBounds(toward:reach:stretch:)`):
-    /// about one call in fifty.
+    /// Karney's distance rounded to the centimetre (what the chord bound could not settle).
+    public func karneyCentimetres(to p: Coordinate) -> Double {
+        (distance(to: p) * 100).rounded() / 100
+    }
+
+    /// The geodesic distance from the center to `p` rounded to the centimetre, from the chord
+    /// bound where it settles it (the center's coordinates computed here; `GeodesicCircle` and
+    /// `RegionIndex` keep them).
     public func distanceInCentimetres(to p: Coordinate) -> Double {
-        distanceInCentimetres(to: p, sphere: stretchedSphere)
-    }
-
-    /// The same with tier 2's constants given (nil where tier 2 does not apply), for callers that
-    /// keep them (`RegionIndex`).
-    func distanceInCentimetres(to p: Coordinate, sphere: GeodesicCircle.StretchedSphere?) -> Double {
-        if abs(p.latitude) <= 90, let sphere {
-            let h = stretchedHaversine(p, sphere)
-            let theta = 2 * smallAsin(min(1, h.squareRoot()))
-            // The bounds hold while the distance stays within the band's reach D.
-            if sphere.rhoHi * theta <= 2 * exitRadius + 100 {
-                let (lo, hi) = Self.metres(theta, sphere.rhoLo, sphere.rhoHi)
-                if let cm = Self.centimetres(lo, hi) { return cm }
-                // The interval straddles a half centimetre: the bounds over this point's own
-                // band, about four times tighter, before Karney.
-                let (rhoLo, rhoHi) = ratioBounds(toward: p, reach: hi, stretch: sphere.stretch)
-                let (lo2, hi2) = Self.metres(theta, max(rhoLo, sphere.rhoLo), min(rhoHi, sphere.rhoHi))
-                if let cm = Self.centimetres(lo2, hi2) { return cm }
-            }
-        }
-        return (distance(to: p) * 100).rounded() / 100
-    }
-
-    /// The distance interval [ρ_lo·θ', ρ_hi·θ'] in metres, widened against rounding.
-    @inline(__always)
-    static func metres(_ theta: Double, _ rhoLo: Double, _ rhoHi: Double) -> (Double, Double) {
-        ((rhoLo * theta) * (1 - 1e-9) - 1e-7, (rhoHi * theta) * (1 + 1e-9) + 1e-7)
-    }
-
-    /// The distance rounded to the centimetre if every distance in [lo, hi] rounds alike.
-    @inline(__always)
-    static func centimetres(_ lo: Double, _ hi: Double) -> Double? {
-        let below = roundedHalfAway(lo * 100), above = roundedHalfAway(hi * 100)
-        return below == above ? max(0, above) / 100 : nil
+        let q = GeoPoint(p), c = GeoPoint(center)
+        return GeodesicCircle.centimetres(chord2: q.chord2(c.x, c.y, c.z)) ?? karneyCentimetres(to: p)
     }
 }
 
@@ -498,27 +378,6 @@ func roundedHalfAway(_ x: Double) -> Double {
     if d >= 0.5 { return t + 1 }
     if d <= -0.5 { return t - 1 }
     return t
-}
-
-/// sin x, by its Taylor polynomial to x⁹ where |x| < 1/64 (the half-angles of tier 2, a few
-/// kilometres over the Earth's radius, are below 1e-3): the next term is under x¹¹/4·10⁷, a
-/// relative error below 10⁻²⁵ there, far under a rounding. The coefficients are rounded
-/// reciprocals, multiplied rather than divided by (a few ulps in all, against tier 2's margins
-/// of 10⁻⁹). Elsewhere the C library's.
-@inlinable @inline(__always)
-func smallSin(_ x: Double) -> Double {
-    guard abs(x) < 1.0 / 64 else { return sin(x) }
-    let x2 = x * x
-    return x + x * x2 * (-1.0 / 6 + x2 * (1.0 / 120 + x2 * (-1.0 / 5040 + x2 * (1.0 / 362_880))))
-}
-
-/// asin y, by its series to y⁹ where 0 ≤ y < 1/64: the next term, 63y¹¹/2816, is a relative
-/// error below 10⁻²⁰ there. Elsewhere the C library's.
-@inlinable @inline(__always)
-func smallAsin(_ y: Double) -> Double {
-    guard abs(y) < 1.0 / 64 else { return asin(y) }
-    let y2 = y * y
-    return y * (1 + y2 * (1.0 / 6 + y2 * (3.0 / 40 + y2 * (5.0 / 112 + y2 * (35.0 / 1152)))))
 }
 
 /// fdlibm's `__kernel_sin` polynomial: sin r for |r| ≤ π/4 (under 2⁻⁵⁸ relative error).
@@ -552,15 +411,17 @@ func cosDegrees(_ x: Double) -> Double {
     return sinCos((90 - ax) * (Double.pi / 180)).sin
 }
 
-/// What the hot path reads of a circle, in 64 bytes: the center's unit vector, tier 1's chord
-/// thresholds and the clearance's constants, as Float rounded so that every decision it makes is
-/// one the full circle would make (thresholds move towards "ambiguous") and every clearance is
-/// smaller. `decide` answers nil where the full circle must decide. A region that is no circle
-/// has a NaN vector, so it is never decided here.
+/// What the hot path reads of a circle, in 64 bytes: the center's Earth-centred coordinates and
+/// the chord thresholds and radii as Floats, rounded so that every decision it makes is one the
+/// full circle would make (thresholds move towards "ambiguous") and every clearance is smaller.
+/// `decide` answers nil where the full circle must decide. A region that is no circle has NaN
+/// coordinates, so it is never decided here.
 public struct HotCircle: Sendable {
     @usableFromInline var x, y, z: Double
+    /// Squared chords, m² (`GeodesicCircle`'s, rounded towards "ambiguous").
     @usableFromInline var chordIn, chordOut, chordExitIn, chordExitOut: Float
-    @usableFromInline var kLo, kHi, radius, exitRadius: Float
+    /// The entry radius rounded up and the exit radius rounded down: clearances stay lower bounds.
+    @usableFromInline var radius, exitRadius: Float
     /// Set by `RegionIndex` for its own table (they fill what would be padding, so the struct is
     /// 64 bytes and an aligned table holds one per cache line): the region's slow line (≥ 0 for a
     /// circle; -1 a polygon, -2 a beacon without position), and its position in the array the
@@ -568,26 +429,24 @@ public struct HotCircle: Sendable {
     /// event's distance, the order it is reported in) costs no miss of its own.
     @usableFromInline var slot: Int32 = -1
     @usableFromInline var given: Int32 = 0
+    /// Padding to a cache line.
+    @usableFromInline var spare: UInt64 = 0
 
     @usableFromInline
     init(x: Double, y: Double, z: Double, chordIn: Float, chordOut: Float, chordExitIn: Float,
-         chordExitOut: Float, kLo: Float, kHi: Float, radius: Float, exitRadius: Float) {
+         chordExitOut: Float, radius: Float, exitRadius: Float) {
         self.x = x; self.y = y; self.z = z
         self.chordIn = chordIn; self.chordOut = chordOut
         self.chordExitIn = chordExitIn; self.chordExitOut = chordExitOut
-        self.kLo = kLo; self.kHi = kHi; self.radius = radius; self.exitRadius = exitRadius
+        self.radius = radius; self.exitRadius = exitRadius
     }
 
     /// Never decides anything.
     public static let none = HotCircle(x: .nan, y: .nan, z: .nan, chordIn: -1, chordOut: .infinity,
-                                       chordExitIn: -1, chordExitOut: .infinity, kLo: 0, kHi: .infinity,
-                                       radius: .infinity, exitRadius: 0)
+                                       chordExitIn: -1, chordExitOut: .infinity, radius: .infinity, exitRadius: 0)
 
     @inlinable @inline(__always)
-    func chord2(_ q: GeoPoint) -> Double {
-        let dx = q.x - x, dy = q.y - y, dz = q.z - z
-        return dx * dx + dy * dy + dz * dz
-    }
+    func chord2(_ q: GeoPoint) -> Double { q.chord2(x, y, z) }
 
     /// Whether `q` is inside (true), outside (false) or too close to tell here (nil).
     @inlinable @inline(__always)
@@ -607,7 +466,6 @@ public struct HotCircle: Sendable {
 
     @inlinable @inline(__always)
     public func clearance(chord2 c2: Double, inside: Bool) -> Double {
-        GeodesicCircle.clearance(chord2: c2, inside: inside, radius: Double(radius), exitRadius: Double(exitRadius),
-                                 kLo: Double(kLo), kHi: Double(kHi))
+        GeodesicCircle.clearance(chord2: c2, inside: inside, radius: Double(radius), exitRadius: Double(exitRadius))
     }
 }

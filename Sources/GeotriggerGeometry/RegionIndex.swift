@@ -78,16 +78,10 @@ public final class RegionIndex {
     /// Per region, its position in the array given to `init`, when `regions` is in another order
     /// (`RegionOrder.spatial`, `.reordered`); nil when it is in the given order. 4 bytes a region.
     public let givenPositions: [Int32]?
-    /// What a circle's slow paths need once the `hot` table has left a point open, and what an
-    /// event's distance needs, in one 64-byte line: the center and radii, and tier 2's constants,
-    /// made at first use (stretch 0 = not made yet, NaN = tier 2 does not apply to this circle).
-    @usableFromInline struct SlowCircle {
-        var core: CircleCore
-        var sphere: GeodesicCircle.StretchedSphere
-    }
-    /// Per circle, 64-byte aligned; owned here. Full `GeodesicCircle`s are made on demand
-    /// (`circle(_:)`).
-    @usableFromInline let slow: UnsafeMutablePointer<SlowCircle>
+    /// Per circle, its center and radii: what Karney's distance needs where the chord bound of
+    /// the `hot` table leaves a point open (a few micrometres around the boundary), and what
+    /// inspection reads. Owned here. Full `GeodesicCircle`s are made on demand (`circle(_:)`).
+    @usableFromInline let slow: UnsafeMutablePointer<CircleCore>
     /// Per region, what the hot path reads of its circle (`HotCircle.none` for other shapes): one
     /// 64-byte-aligned cache line each, so a test costs at most one miss. Owned here.
     @usableFromInline let hot: UnsafeMutablePointer<HotCircle>
@@ -115,8 +109,7 @@ public final class RegionIndex {
         // circle (room for every region: the pages past the last circle are never touched).
         let hot = UnsafeMutableRawPointer.allocate(byteCount: max(1, regions.count) * MemoryLayout<HotCircle>.stride,
                                                    alignment: 64).bindMemory(to: HotCircle.self, capacity: regions.count)
-        let slow = UnsafeMutableRawPointer.allocate(byteCount: max(1, regions.count) * MemoryLayout<SlowCircle>.stride,
-                                                    alignment: 64).bindMemory(to: SlowCircle.self, capacity: regions.count)
+        let slow = UnsafeMutablePointer<CircleCore>.allocate(capacity: max(1, regions.count))
         var circles = 0
         // Freed here if building throws (an invalid polygon, a GEOS failure); `deinit` frees them
         // once the index is complete.
@@ -126,15 +119,14 @@ public final class RegionIndex {
                 hot.deinitialize(count: slots.count)
                 UnsafeMutableRawPointer(hot).deallocate()
                 slow.deinitialize(count: circles)
-                UnsafeMutableRawPointer(slow).deallocate()
+                slow.deallocate()
             }
         }
-        let unmade = GeodesicCircle.StretchedSphere(stretch: 0, cosCenterLat: 0, rhoLo: 0, rhoHi: 0)
         func add(_ circle: GeodesicCircle?) {
             (hot + slots.count).initialize(to: circle?.hot ?? .none)
             if let circle {
                 slots.append(Int32(circles))
-                (slow + circles).initialize(to: SlowCircle(core: circle.core, sphere: unmade))
+                (slow + circles).initialize(to: circle.core)
                 circles += 1
             }
         }
@@ -272,7 +264,7 @@ public final class RegionIndex {
     deinit {
         hot.deinitialize(count: count)
         UnsafeMutableRawPointer(hot).deallocate()
-        UnsafeMutableRawPointer(slow).deallocate()
+        slow.deallocate()
         if let queryPoint { GEOSGeom_destroy_r(context.handle, queryPoint) }
     }
 
@@ -354,12 +346,12 @@ public final class RegionIndex {
     /// for one region.
     public var shapes: [Shape] { (0..<count).map(shape) }
 
-    /// The circle of region `r`, if it is one (made from its center and radii: tier 1's constants
+    /// The circle of region `r`, if it is one (made from its center and radii: the chord thresholds
     /// are computed anew, so this is for inspection, not the hot path).
     public func circle(_ r: Int) -> GeodesicCircle? {
         let slot = hot[r].slot
         guard slot >= 0 else { return nil }
-        let core = slow[Int(slot)].core
+        let core = slow[Int(slot)]
         return GeodesicCircle(center: core.center, radius: core.radius, exitRadius: core.exitRadius)
     }
 
@@ -416,35 +408,31 @@ public final class RegionIndex {
     /// Exact geodesic distance from a circle's centre, or nil for a polygon.
     public func distanceFromCenter(_ r: Int, _ p: Coordinate) -> Double? {
         let slot = hot[r].slot
-        return slot >= 0 ? slow[Int(slot)].core.distance(to: p) : nil
+        return slot >= 0 ? slow[Int(slot)].distance(to: p) : nil
     }
 
     /// The distance events report: geodesic distance from a circle's centre rounded to the
-    /// centimetre (exactly as the exact distance rounds), or NaN for a polygon.
-    public func reportedDistance(_ r: Int, _ p: Coordinate) -> Double {
+    /// centimetre (exactly as the exact distance rounds), or NaN for a polygon. From the hot line,
+    /// which the decision before an event has just read: the chord bound settles all but about
+    /// one in 5,000, which take Karney's distance.
+    @inlinable @inline(__always)
+    public func reportedDistance(_ r: Int, _ q: GeoPoint) -> Double {
         precondition(r >= 0 && r < count)
-        // From the hot line, which the decision before an event has just read.
-        let slot = Int(hot[r].slot)
-        guard slot >= 0 else { return .nan }
-        return slow[slot].core.distanceInCentimetres(to: p, sphere: sphere(slot))
+        let h = hot[r]
+        guard h.slot >= 0 else { return .nan }
+        return GeodesicCircle.centimetres(chord2: h.chord2(q)) ?? karneyCentimetres(Int(h.slot), q.coordinate)
     }
 
-    /// Tier 2's constants of the circle at `slot` (made at first use), or nil where tier 2 does
-    /// not apply.
-    @usableFromInline
-    func sphere(_ slot: Int) -> GeodesicCircle.StretchedSphere? {
-        if slow[slot].sphere.stretch == 0 {
-            slow[slot].sphere = slow[slot].core.stretchedSphere
-                ?? GeodesicCircle.StretchedSphere(stretch: .nan, cosCenterLat: .nan, rhoLo: .nan, rhoHi: .nan)
-        }
-        let sphere = slow[slot].sphere
-        return sphere.stretch.isNaN ? nil : sphere
-    }
+    public func reportedDistance(_ r: Int, _ p: Coordinate) -> Double { reportedDistance(r, GeoPoint(p)) }
 
-    /// A circle's decision where tier 1 left it open: tier 2 with the kept constants, then Karney.
+    @usableFromInline @inline(never)
+    func karneyCentimetres(_ slot: Int, _ p: Coordinate) -> Double { slow[slot].karneyCentimetres(to: p) }
+
+    /// A circle's decision where the chord bound left it open (within micrometres of the
+    /// boundary): Karney's distance.
     @usableFromInline @inline(never)
     func decide(_ slot: Int, _ p: Coordinate, exit: Bool) -> Bool {
-        slow[slot].core.decide(p, exit: exit, sphere: sphere(slot))
+        slow[slot].decide(p, exit: exit)
     }
 
     @usableFromInline
@@ -474,15 +462,12 @@ public final class RegionIndex {
     }
 
     /// Prefetches what reporting an event of region `r` reads: the region (its id, for the
-    /// output) and, for a circle, the line `reportedDistance` uses. Call it as soon as the
-    /// event is known, so the two misses overlap each other and the work before the report.
+    /// output). Call it as soon as the event is known, so the miss overlaps the work before the
+    /// report. (The distance comes from the hot line, which the test has just read.)
     @inlinable @inline(__always)
     public func prefetchForEvent(_ r: Int32) {
         guard r >= 0 && Int(r) < count else { return }
         regions.withUnsafeBufferPointer { geotrigger_prefetch($0.baseAddress! + Int(r)) }
-        // The hot line is in cache: the test that found the event read it.
-        let slot = hot[Int(r)].slot
-        if slot >= 0 { geotrigger_prefetch(slow + Int(slot)) }
     }
 
     /// Where region `r` was in the array given to `init` (`givenPositions[r]`, or `r` itself when

@@ -454,7 +454,7 @@ public final class Monitor {
         // Inside: within the exit boundary for a visit, the entry boundary otherwise.
         let (inside, c) = index.test(Int(r), q, visited: visited)
         near[i] = NearRegion(region: r, inside: inside, clearance: c + odometer)
-        if inside != visited { cross(di, d, t, r, q.coordinate, leaving: visited, first: first, from: &from) }
+        if inside != visited { cross(di, d, t, r, q, leaving: visited, first: first, from: &from) }
         return c
     }
 
@@ -462,7 +462,7 @@ public final class Monitor {
     /// the event reported. Out of line: about one retest in five crosses on city, and inlined, this
     /// made the compiler outline the whole retest instead.
     @inline(never)
-    private func cross(_ di: Int, _ d: Int32, _ t: Double, _ r: Int32, _ p: Coordinate, leaving: Bool, first: Bool,
+    private func cross(_ di: Int, _ d: Int32, _ t: Double, _ r: Int32, _ p: GeoPoint, leaving: Bool, first: Bool,
                        from: inout Int) {
         index.prefetchForEvent(r)
         // The first visit at or after r.
@@ -481,7 +481,7 @@ public final class Monitor {
     /// Starts a visit of `r`: the visit handed to `store`, then (unless it is a silent first visit)
     /// its dwell timer and the enter event.
     @inline(__always)
-    private func enter(_ d: Int32, _ t: Double, _ r: Int32, first: Bool, _ p: Coordinate,
+    private func enter(_ d: Int32, _ t: Double, _ r: Int32, first: Bool, _ p: GeoPoint,
                        store: (VisitList.Entry) -> Void) {
         let silent = first && options.initial == .none
         store(VisitList.Entry(region: r, code: entryTimes.code(t), silent: silent))
@@ -507,7 +507,7 @@ public final class Monitor {
     /// Reports the end of `visit` (the caller has taken it off the device's list) and gives back
     /// its entry time's code.
     @inline(__always)
-    private func leave(_ d: Int32, _ t: Double, _ visit: VisitList.Entry, _ p: Coordinate) {
+    private func leave(_ d: Int32, _ t: Double, _ visit: VisitList.Entry, _ p: GeoPoint) {
         let enteredAt = entryTimes.time(visit.code)
         entryTimes.release(visit.code)
         let distance = index.reportedDistance(Int(visit.region), p)
@@ -577,7 +577,7 @@ public final class Monitor {
     @discardableResult
     private func evaluate(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, _ candidates: UnsafeBufferPointer<Int32>,
                           first: Bool, safe limit: Double?, keepBelow: Double = 0) -> Double {
-        let p = q.coordinate
+        let p = q
         var safe = limit ?? 0
         let tracking = limit != nil
         var changed = false
