@@ -468,4 +468,24 @@ public struct HotCircle: Sendable {
     public func clearance(chord2 c2: Double, inside: Bool) -> Double {
         GeodesicCircle.clearance(chord2: c2, inside: inside, radius: Double(radius), exitRadius: Double(exitRadius))
     }
+
+    /// Whether the boundary that matters for a point in the state `inside` (the exit circle when
+    /// inside, the entry circle otherwise) may come within `metres` of the point whose squared
+    /// chord to the centre is `c2`: false only when the ball of that radius around the point
+    /// certainly lies wholly inside the exit circle, or wholly outside the entry circle. No
+    /// square root: the chord is compared squared. NaN (an invalid point, or a region that is no
+    /// circle) answers true.
+    @inlinable @inline(__always)
+    public func boundaryMayBeWithin(_ metres: Double, chord2 c2: Double, inside: Bool) -> Bool {
+        let e = GeodesicCircle.chordError
+        if inside {
+            // Wholly inside when arcAbove(c + ε) + metres ≤ exitRadius, which c ≤ this assures.
+            let exit = Double(exitRadius)
+            let limit = exit - metres - 2 * e - exit * exit * exit * GeodesicCircle.arcCubic
+            return limit <= 0 || !(c2 < limit * limit)
+        }
+        // Wholly outside when c − ε > radius + metres.
+        let limit = Double(radius) + metres + 2 * e
+        return !(c2 > limit * limit)
+    }
 }

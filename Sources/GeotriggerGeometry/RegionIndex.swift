@@ -364,6 +364,15 @@ public final class RegionIndex {
         return h.clearance(chord2: h.chord2(q), inside: inside)
     }
 
+    /// Whether the boundary of region `r` that matters in the state `inside` may come within
+    /// `metres` of `q` (`HotCircle.boundaryMayBeWithin`; always true for a polygon).
+    @inlinable @inline(__always)
+    public func boundaryMayBeWithin(_ r: Int, _ metres: Double, of q: GeoPoint, inside: Bool) -> Bool {
+        precondition(r >= 0 && r < count)
+        let h = hot[r]
+        return h.boundaryMayBeWithin(metres, chord2: h.chord2(q), inside: inside)
+    }
+
     /// Whether `q` is inside region `r` now, and its clearance (`clearance`): for a region the
     /// device is `visited` in, inside means within the exit boundary (`!isBeyondExit`), else
     /// within the entry boundary (`isInside`). The same answers as those calls, from one read of

@@ -195,6 +195,36 @@ struct GeodesicCircleTests {
         #expect(decided > 1000 && clear > 1000)
     }
 
+    /// A neighbourhood centred ahead of a fix drops a region only when the ball of the reach
+    /// around the centre certainly holds none of its boundary that matters
+    /// (`boundaryMayBeWithin`): checked against GeographicLib's distances with balls of every
+    /// size, the fixture's points taken as centres, both states. It must also drop regions
+    /// (it would be useless if it kept everything).
+    @Test func boundaryMayBeWithinIsRigorous() {
+        var dropped = 0, kept = 0
+        for c in CircleCase.all {
+            let circle = GeodesicCircle(center: c.center, radius: c.radius, exitRadius: c.exitRadius)
+            let hot = circle.hot
+            let c2 = hot.chord2(GeoPoint(c.point))
+            for metres in [0.001, 0.5, 10, 70, 1000, 20_000] {
+                for inside in [true, false] {
+                    // The state must be one the centre could be in for a fix within the ball.
+                    if hot.boundaryMayBeWithin(metres, chord2: c2, inside: inside) {
+                        kept += 1
+                        continue
+                    }
+                    dropped += 1
+                    if inside {
+                        #expect(c.s12 + metres <= c.exitRadius, "ball of \(metres) m at \(c.s12) m reaches the exit circle \(c.exitRadius)")
+                    } else {
+                        #expect(c.s12 - metres > c.radius, "ball of \(metres) m at \(c.s12) m reaches the circle \(c.radius)")
+                    }
+                }
+            }
+        }
+        #expect(dropped > 1000 && kept > 1000)
+    }
+
     /// Points in the curvature band (1 % of the radius) are ambiguous, points well clear are not.
     @Test(arguments: [0.0, 45.0, 89.0, -89.9999])
     func ambiguousBandIsNarrow(latitude: Double) {
