@@ -8,6 +8,14 @@ import GeotriggerScheduling
 public protocol EngineOutput: AnyObject {
     func regionEvent(_ event: RegionEvent)
     func delivery(_ delivery: Delivery)
+    /// A table the output reads for each region event, one entry per region (its start and the
+    /// bytes an entry takes), for the monitor to prefetch the entry as soon as it decides the
+    /// event; nil for none.
+    var regionEventTable: (base: UnsafeRawPointer, stride: Int)? { get }
+}
+
+extension EngineOutput {
+    public var regionEventTable: (base: UnsafeRawPointer, stride: Int)? { nil }
 }
 
 /// The whole engine as a library: regions and their state machines, and the scheduling core.
@@ -41,7 +49,10 @@ public final class Engine {
     /// it without a strong reference, as `ReplayJob` does.
     public var output: (any EngineOutput)? {
         get { outputReference.value }
-        set { outputReference.value = newValue }
+        set {
+            outputReference.value = newValue
+            monitor.eventTable = newValue?.regionEventTable
+        }
     }
     /// `output`, called without reference counting on the per-event path.
     private let outputReference = HeldReference<any EngineOutput>()

@@ -20,11 +20,21 @@ public final class EventWriter: EngineOutput {
     public private(set) var deliveryCounts = [Int](repeating: 0, count: EventWriter.triggerKinds.count)
     public static let triggerKinds = ["location", "timeInterval", "calendar", "push"]
 
+    /// Each region's id as a JSON string literal, quotes included, in a 16-byte slot of its own
+    /// (`IDSlots`): the plain event copies it without touching the region's `String`.
+    let ids: IDSlots
+
     public init(output: OutputFile, devices: DeviceTable, regions: [Region], echoProperties: Bool = false) {
         self.output = output
         self.devices = devices
         self.regions = regions
         self.echoedProperties = echoProperties ? regions.map { $0.properties.map { $0.serialized() } } : nil
+        ids = IDSlots(regions.lazy.map(\.id))
+    }
+
+    /// The id slots: the monitor prefetches a region's as soon as it decides an event for it.
+    public var regionEventTable: (base: UnsafeRawPointer, stride: Int)? {
+        (UnsafeRawPointer(ids.slots), IDSlots.stride)
     }
 
     public func regionEvent(_ e: RegionEvent) {
@@ -35,12 +45,12 @@ public final class EventWriter: EngineOutput {
         }
         let o = output
         let name = devices.nameBytes(e.device)
-        let id = regions[Int(e.region)].id
+        let slot = ids.slot(Int(e.region))
         // Plain events, the stream's bulk, are written as one record into reserved room.
         guard e.beacon == nil, e.proximity == nil, e.reason == nil, echoedProperties == nil,
-              id.utf8.count <= 64, name.count <= 64
+              slot.pointee != 0, name.count <= 64
         else { return regionEventInFull(e) }
-        o.appendRecord(maximum: 200 + 6 * 128) { c in
+        o.appendRecord(maximum: 200 + 6 * 64) { c in
             c.put("{\"t\":")
             o.putTime(e.t, &c)
             switch e.kind {
@@ -53,7 +63,7 @@ public final class EventWriter: EngineOutput {
             }
             c.putJSONString(name)
             c.put(",\"region\":")
-            c.putJSONString(id)
+            c.putSlot(slot)
             if e.distance.isFinite {
                 c.put(",\"distance\":")
                 c.putFixed2(e.distance)
@@ -136,4 +146,35 @@ public final class EventWriter: EngineOutput {
     private func endRecord() {
         do { try output.endRecord() } catch let error as IOFailure { failure = failure ?? error } catch {}
     }
+}
+
+/// Strings as JSON string literals (quotes and escapes included) in fixed 16-byte slots: the
+/// length in the first byte, then up to 15 bytes; 0 where the literal is longer (that string
+/// takes the general path). One line of a contiguous table per string, so an event's id costs
+/// at most one miss, which the monitor's prefetch overlaps. Owns its buffer.
+final class IDSlots {
+    static let stride = 16
+    let slots: UnsafeMutablePointer<UInt8>
+
+    init<S: Collection>(_ strings: S) where S.Element == String {
+        let n = max(1, strings.count)
+        slots = UnsafeMutableRawPointer.allocate(byteCount: n * Self.stride, alignment: 64)
+            .bindMemory(to: UInt8.self, capacity: n * Self.stride)
+        slots.initialize(repeating: 0, count: n * Self.stride)
+        let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: 6 * 16 + 2)
+        defer { scratch.deallocate() }
+        for (k, s) in strings.enumerated() where s.utf8.count <= 16 {
+            var cursor = RecordCursor(scratch)
+            cursor.putJSONString(s)
+            let length = cursor.p - scratch
+            guard length < Self.stride else { continue }
+            slots[k * Self.stride] = UInt8(length)
+            (slots + k * Self.stride + 1).initialize(from: scratch, count: length)
+        }
+    }
+
+    deinit { slots.deallocate() }
+
+    /// String `k`'s slot.
+    @inline(__always) func slot(_ k: Int) -> UnsafePointer<UInt8> { UnsafePointer(slots + k * Self.stride) }
 }

@@ -30,6 +30,16 @@ public struct RecordCursor {
         p += bytes.count
     }
 
+    /// A slot of `IDSlots` (a literal of at most 15 bytes): its length. Stores 15 bytes whatever
+    /// the length, as two overlapping words; the cursor moves on by the length.
+    @inline(__always)
+    mutating func putSlot(_ slot: UnsafePointer<UInt8>) {
+        let from = UnsafeRawPointer(slot), to = UnsafeMutableRawPointer(p)
+        to.storeBytes(of: from.loadUnaligned(fromByteOffset: 1, as: UInt64.self), as: UInt64.self)
+        to.storeBytes(of: from.loadUnaligned(fromByteOffset: 8, as: UInt64.self), toByteOffset: 7, as: UInt64.self)
+        p += Int(slot.pointee)
+    }
+
     /// `bytes` (UTF-8) as a JSON string literal, escaped per RFC 8259: at most 6n + 2 bytes.
     ///
     /// Names of 4 to 16 bytes, the usual ids, are checked and copied as two overlapping words
@@ -132,9 +142,32 @@ public struct RecordCursor {
         putDecimal(value.magnitude)
     }
 
-    /// The digits of `v`: counted by comparison (no division), then written last first.
+    /// The digits of `v`: counted by comparison (no division), then written last first, two at a
+    /// time from a table of "00" to "99" (one division by 100 a pair instead of two by 10).
     @inline(__always)
     mutating func putDecimal(_ v: UInt64) {
+        guard v < 100_000_000 else { return putDecimalLong(v) }
+        let digits = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10_000 ? 4 : v < 100_000 ? 5
+            : v < 1_000_000 ? 6 : v < 10_000_000 ? 7 : 8
+        var rest = UInt32(truncatingIfNeeded: v)
+        var k = digits
+        let pairs = RecordCursor.digitPairs.utf8Start
+        while k >= 2 {
+            let pair = Int(rest % 100)
+            rest /= 100
+            k -= 2
+            p[k] = pairs[2 * pair]
+            p[k + 1] = pairs[2 * pair + 1]
+        }
+        if k == 1 { p[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest) }
+        p += digits
+    }
+
+    /// "00" to "99" back to back.
+    static let digitPairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+    @inline(never)
+    mutating func putDecimalLong(_ v: UInt64) {
         var digits = 1
         var limit: UInt64 = 10
         while digits < 20 && v >= limit {

@@ -147,6 +147,7 @@ final class ReplayJob {
         init(job: ReplayJob) { self.job = job }
         func regionEvent(_ event: RegionEvent) { job.regionEvent(event) }
         func delivery(_ delivery: Delivery) { job.delivery(delivery) }
+        var regionEventTable: (base: UnsafeRawPointer, stride: Int)? { job.writer.regionEventTable }
     }
 
     func run(input: JobQueue<JobBatch>, output: JobQueue<JobResult>) {

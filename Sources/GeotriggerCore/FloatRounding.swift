@@ -12,4 +12,11 @@ extension Float {
         let f = Float(x)
         return Double(f) < x ? f.nextUp : f
     }
+
+    /// `below(x)` for x ≥ 0 (not NaN): the largest Float not above it, by one step down of the
+    /// bits where the conversion rounded up (no special cases to branch over).
+    @inlinable @inline(__always) public static func belowNonNegative(_ x: Double) -> Float {
+        let f = Float(x)
+        return Double(f) > x ? Float(bitPattern: f.bitPattern &- 1) : f
+    }
 }

@@ -224,19 +224,19 @@ public struct GeodesicCircle: Sendable {
     }
 
     /// The clearance from the squared chord to the center. Any radius larger, or any
-    /// `exitRadius` smaller, than the circle's still gives a lower bound.
+    /// `exitRadius` smaller, than the circle's still gives a lower bound. Both outcomes are
+    /// computed and one is chosen, without a branch on `inside` (which a retest cannot predict).
     @inlinable @inline(__always)
     static func clearance(chord2: Double, inside: Bool, radius: Double, exitRadius: Double) -> Double {
         let c = chord2.squareRoot()
-        // Also NaN. Beyond 10,000 km the cubic bound no longer holds (uK/2 may pass 1).
-        guard c <= 1e7 else { return 0 }
-        if inside {
-            // d ≤ arcAbove(c + ε) now, so d stays ≤ exitRadius while the device moves less than
-            // the difference.
-            return max(0, exitRadius - arcAbove(c + chordError) - chordError)
-        }
-        // d ≥ c − ε now, so d stays > radius while the device moves less than the difference.
-        return max(0, c - radius - 2 * chordError)
+        // d ≤ arcAbove(c + ε) now, so d stays ≤ exitRadius while the device moves less than
+        // the difference; d ≥ c − ε now, so d stays > radius while it moves less than that one.
+        let toExit = exitRadius - arcAbove(c + chordError) - chordError
+        let toEntry = c - radius - 2 * chordError
+        let room = inside ? toExit : toEntry
+        // Also NaN (an invalid point, no circle). Beyond 10,000 km the cubic bound no longer
+        // holds (uK/2 may pass 1).
+        return c <= 1e7 && room > 0 ? room : 0
     }
 
     /// The geodesic distance rounded to the centimetre from the squared chord (m²), when the

@@ -373,6 +373,26 @@ public final class RegionIndex {
         return h.boundaryMayBeWithin(metres, chord2: h.chord2(q), inside: inside)
     }
 
+    /// `test(_:_:visited:)` for a region number the caller took from this index itself (a
+    /// neighbourhood's): no bounds check, and the clearance of either outcome computed without
+    /// a branch on it. The same answers.
+    @inlinable @inline(__always)
+    public func retest(_ r: Int, _ q: GeoPoint, visited: Bool) -> (inside: Bool, clearance: Double) {
+        let h = (hot + r).pointee
+        let c2 = h.chord2(q)
+        let inBelow = Double(visited ? h.chordExitIn : h.chordIn)
+        let outAbove = Double(visited ? h.chordExitOut : h.chordOut)
+        let inside: Bool
+        if c2 <= inBelow {
+            inside = true
+        } else if c2 > outAbove {
+            inside = false
+        } else {
+            inside = visited ? !isBeyondExit(r, q) : isInside(r, q)
+        }
+        return (inside, h.clearance(chord2: c2, inside: inside))
+    }
+
     /// Whether `q` is inside region `r` now, and its clearance (`clearance`): for a region the
     /// device is `visited` in, inside means within the exit boundary (`!isBeyondExit`), else
     /// within the entry boundary (`isInside`). The same answers as those calls, from one read of

@@ -98,4 +98,40 @@ import Testing
             if decoded != text { break }
         }
     }
+
+    /// An event's region id comes from a 16-byte slot when its JSON literal fits in 15 bytes,
+    /// and from the region's `String` otherwise: ids of every length up to 24, some needing
+    /// escapes or taking several UTF-8 bytes a character, are written as events that decode
+    /// back to them.
+    @Test func regionIDsOfEveryLengthAreWrittenExactly() throws {
+        var ids: [String] = []
+        for n in 1...24 {
+            ids.append(String(repeating: "r", count: n))
+            ids.append(String(repeating: "é", count: (n + 1) / 2))
+            ids.append("a\"" + String(repeating: "b", count: n))
+            ids.append(String(repeating: "c", count: n) + "\\")
+            ids.append("\u{1}" + String(repeating: "d", count: n))
+        }
+        let regions = ids.map { Region(id: $0, shape: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 1)) }
+        let devices = DeviceTable()
+        let device = devices.intern("bus 7")
+        let out = OutputFile(memory: ())
+        let writer = EventWriter(output: out, devices: devices, regions: regions)
+        for r in regions.indices {
+            writer.regionEvent(RegionEvent(kind: r % 2 == 0 ? .enter : .exit, t: 1_700_000_000, device: device,
+                                           region: Int32(r), distance: 12.5, enteredAt: r % 2 == 0 ? .nan : 1_699_999_000))
+        }
+        let lines = String(decoding: out.buffer, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == ids.count)
+        var slotted = 0
+        for (r, line) in lines.enumerated() {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(object["region"] as? String == ids[r], "\(line)")
+            #expect(object["device"] as? String == "bus 7")
+            #expect(object["distance"] as? Double == 12.5)
+            if writer.ids.slot(r).pointee != 0 { slotted += 1 }
+        }
+        // Short plain ids take the slots; long or escaped ones the general path.
+        #expect(slotted > 20 && slotted < ids.count)
+    }
 }
