@@ -104,6 +104,17 @@ public final class Engine {
 
     // MARK: Readings
 
+    /// Whether plain fixes may go through the monitor's batches (`Monitor.batchAppend`,
+    /// `applyBatch`) rather than `fix` one at a time, now: nothing is on the clock (no timer
+    /// pending, and none a fix could arm: no dwell), and a fix does nothing beyond the monitor
+    /// and the output (no beacon regions, no requests added at a device's first reading, no
+    /// polygons). The events are the same either way.
+    public var batchesFixes: Bool {
+        monitor.batchesFixes && beacons.isEmpty && !scheduler.addsRequestsAtFirstSight
+            && monitor.earliestTimerDue == .infinity && beacons.earliestTimerDue == .infinity
+            && scheduler.earliestTimerDue == .infinity
+    }
+
     /// Applies a fix for a device given by name.
     @discardableResult
     public func fix(device: String, t: Double, latitude: Double, longitude: Double, accuracy: Double = .nan) -> Monitor.Outcome {

@@ -216,6 +216,15 @@ public final class Replay {
                 try reject(reason, source: source.rejectSource, line: line, rejects: rejects, reported: &loop.reported)
             }
         }
+        /// A fix of the fast lane on its own: counted, or its rejection kept for the loop.
+        @inline(__always) func fix(_ d: Int32, _ t: Double, _ p: Coordinate, _ accuracy: Double) -> Bool {
+            if let reason = count(loop.engine.fix(device: d, t: t, at: p, accuracy: accuracy)) {
+                loop.rejected = reason
+                return false
+            }
+            loop.sinceProgress += 1
+            return loop.sinceProgress < 4096 && loop.writer.failure == nil
+        }
         @inline(__always) func counted() {
             loop.sinceProgress += 1
             if let progress, loop.sinceProgress >= 4096 {
@@ -224,19 +233,34 @@ public final class Replay {
             }
         }
         readLoop: while true {
-            // Runs of plain fixes go straight from the decoder's buffer to the engine. The closure
+            // Runs of plain fixes go straight from the decoder's buffer to the engine, in batches
+            // of distinct devices where the engine allows (`Engine.batchesFixes`). The closure
             // knows nothing of the source: it stops the lane for what needs it (a rejected fix,
             // a progress update, a write failure), and that is done here, the line still current.
+            // A batch is applied before anything else happens: when it is full, when a device
+            // comes again, before a fix it cannot take, and when the lane stops.
+            loop.batching = engine.batchesFixes
             source.drainPlainFixes { t, name, latitude, longitude, accuracy in
                 let d = loop.monitor.device(name)
                 let p = Coordinate(latitude: latitude, longitude: longitude)
-                if let reason = count(loop.engine.fix(device: d, t: t, at: p, accuracy: accuracy)) {
-                    loop.rejected = reason
-                    return false
+                if loop.batching {
+                    if !loop.monitor.batchAppend(device: d, t: t, at: p, accuracy: accuracy) {
+                        loop.applyBatch()
+                        if !loop.monitor.batchAppend(device: d, t: t, at: p, accuracy: accuracy) {
+                            // Older than its device's last reading: rejected on its own, below.
+                            return fix(d, t, p, accuracy)
+                        }
+                    }
+                    loop.sinceProgress += 1
+                    return loop.sinceProgress < 4096
                 }
-                loop.sinceProgress += 1
-                return loop.sinceProgress < 4096 && loop.writer.failure == nil
+                return fix(d, t, p, accuracy)
             }
+            loop.applyBatch()
+            statistics.fixes += loop.batchedFixes
+            statistics.ignoredForAccuracy += loop.batchedIgnored
+            loop.batchedFixes = 0
+            loop.batchedIgnored = 0
             if let reason = loop.rejected {
                 loop.rejected = nil
                 try reject(reason, source: source.rejectSource, line: source.rejectedLine, rejects: rejects,
@@ -399,6 +423,20 @@ private final class ReadLoopState {
     @exclusivity(unchecked) var sinceProgress = 0
     /// Why the fast lane's last fix was rejected, until it is reported.
     @exclusivity(unchecked) var rejected: RejectReason?
+    /// Whether the fast lane hands its fixes to the monitor's batches (`Engine.batchesFixes`).
+    @exclusivity(unchecked) var batching = false
+    /// Fixes batched, and of them ignored for their accuracy, since the loop last counted them.
+    @exclusivity(unchecked) var batchedFixes = 0
+    @exclusivity(unchecked) var batchedIgnored = 0
+
+    /// Applies the monitor's batch and counts its fixes.
+    @inline(__always)
+    func applyBatch() {
+        let n = monitor.batchCount
+        guard n > 0 else { return }
+        batchedIgnored += monitor.applyBatch()
+        batchedFixes += n
+    }
     init(reported: Int, engine: Engine, writer: EventWriter) {
         self.reported = reported
         self.engine = engine

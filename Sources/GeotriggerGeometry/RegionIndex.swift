@@ -87,6 +87,8 @@ public final class RegionIndex {
     @usableFromInline let hot: UnsafeMutablePointer<HotCircle>
     /// The prepared polygons, by region.
     let polygons: [Int32: GEOSPreparedGeometry]
+    /// Whether any region is a polygon (its tests go through GEOS and the one query point).
+    public var hasPolygons: Bool { !polygons.isEmpty }
     let context: GEOSContext
     let tree: PackedRTree?
     let geosTree: STRtree?

@@ -95,9 +95,10 @@ public final class Monitor {
         var anchorPhi = 0.0, anchorLambda = 0.0
         var anchorCos: Float = 0
         var safeAngle: Float = 0
-        /// Where the neighbourhood was taken (radians, an upper bound of its cos φ) and its reach
-        /// (metres); `near` holds the regions whose decision may change within that reach, in
-        /// region order, each with the odometer reading at which it must be retested. reach 0 = none.
+        /// The centre of the neighbourhood (radians, an upper bound of its cos φ) and its reach
+        /// (metres); `near` holds the regions whose decision may change within that reach of it,
+        /// in region order, each with the odometer reading at which it must be retested. reach 0 =
+        /// none.
         var hoodPhi = 0.0, hoodLambda = 0.0
         var hoodCos: Float = 0
         var reach: Float = 0
@@ -108,6 +109,9 @@ public final class Monitor {
         /// The longest reach the next neighbourhood may take: a few times the smallest clearance
         /// found in this one (`reach(base:speed:limit:)`); 0 = none yet.
         var reachLimit: Float = 0
+        /// The number of the last batch the device had a fix in (`batchAppend`); it fills what
+        /// would be padding.
+        var batchMark: UInt32 = 0
         var near = Neighbourhood()
         /// Sorted by region.
         var visits = VisitList()
@@ -242,6 +246,7 @@ public final class Monitor {
         entryTimes.free()
         hood.free()
         held.free()
+        batch.free()
     }
 
     private static func allocateStates(_ capacity: Int) -> UnsafeMutablePointer<DeviceState> {
@@ -341,9 +346,49 @@ public final class Monitor {
     private func apply(device d: Int32, t: Double, at p: Coordinate, accuracy: Double) -> Outcome {
         let di = checked(d)
         if t < states[di].last { return .rejected(.outOfOrder) }
+        var step = 0.0
+        switch begin(di, t, p, accuracy: accuracy, step: &step) {
+        case .ignored:
+            return .ignoredForAccuracy
+        case .skipped:
+            return .applied
+        case .plain(let first):
+            let q = GeoPoint(p)
+            evaluate(di, d, t, q, index.candidates(at: q.coordinate), first: first, safe: nil)
+        case .retest(let moved):
+            let q = GeoPoint(p)
+            let safe = retestNeighbourhood(di, d, t, q, odometer: states[di].odometer, first: false)
+            setAnchor(di, q, safe: min(safe, Double(states[di].reach) - moved))
+        case .refresh(let first):
+            refresh(di, d, t, GeoPoint(p), first: first, step: step)
+        }
+        return .applied
+    }
+
+    /// What a fix needs once `begin` has seen it.
+    enum Start {
+        /// Its accuracy is worse than `maxAccuracy`: it moved the clocks, nothing else.
+        case ignored
+        /// Within its device's safe distance of the last evaluated fix: nothing can change.
+        case skipped
+        /// The plain path (`safeDistance` nil).
+        case plain(first: Bool)
+        /// Within the neighbourhood (`moved`: the bound on its distance from the centre): its
+        /// step is on the odometer; the regions due are retested.
+        case retest(moved: Double)
+        /// Beyond the neighbourhood, or the device's first fix: a new one is taken.
+        case refresh(first: Bool)
+    }
+
+    /// The start of every fix, in order (`apply`, a batch's first stage): its device's clock and
+    /// the stream's, its accuracy, its skip test, and which way it goes on. `step` is set to the
+    /// bound on its distance from the last evaluated fix unless it is ignored or skipped. The
+    /// caller has checked that it is not older than its device's last reading.
+    @inline(__always)
+    private func begin(_ di: Int, _ t: Double, _ p: Coordinate, accuracy: Double, step: inout Double) -> Start {
         states[di].last = t
         if t > clock { clock = t }
-        if options.maxAccuracy > 0 && accuracy > options.maxAccuracy { return .ignoredForAccuracy }
+        if options.maxAccuracy > 0 && accuracy > options.maxAccuracy { return .ignored }
 
         let first = !states[di].hasFix
         states[di].hasFix = true
@@ -352,28 +397,46 @@ public final class Monitor {
         // From the last evaluated fix: whether this one may skip, else the odometer's step.
         let fromAnchor = Self.angleBound(phi, lambda, states[di].anchorPhi, states[di].anchorLambda,
                                          Double(states[di].anchorCos))
-        if states[di].safeAngle > 0 && fromAnchor < Double(states[di].safeAngle) {
-            return .applied
-        }
-        let q = GeoPoint(p)
-        guard let base = options.safeDistance else {
-            evaluate(di, d, t, q, index.candidates(at: q.coordinate), first: first, safe: nil)
-            return .applied
-        }
+        if states[di].safeAngle > 0 && fromAnchor < Double(states[di].safeAngle) { return .skipped }
+        step = GeodesicCircle.maxCurvatureRadius * fromAnchor
+        guard options.safeDistance != nil else { return .plain(first: first) }
         // Within the neighbourhood: only its regions whose clearance the move may have used up
         // can change. Beyond it: ask the index again.
-        var speed = 0.0  // metres per second since the neighbourhood was taken, once beyond it
-        var heading: (north: Double, east: Double)? = nil  // from the last neighbourhood's centre
         if states[di].reach > 0 {
             let moved = GeodesicCircle.maxCurvatureRadius
                 * Self.angleBound(phi, lambda, states[di].hoodPhi, states[di].hoodLambda, Double(states[di].hoodCos))
-            let step = GeodesicCircle.maxCurvatureRadius * fromAnchor
             if moved < Double(states[di].reach) {
                 states[di].odometer += step
-                let safe = retestNeighbourhood(di, d, t, q, odometer: states[di].odometer, first: first)
-                setAnchor(di, phi, lambda, q.cosLatitude, safe: min(safe, Double(states[di].reach) - moved))
-                return .applied
+                return .retest(moved: moved)
             }
+        }
+        return .refresh(first: first)
+    }
+
+    /// A fix beyond its device's neighbourhood (or its first): the index is asked for the
+    /// regions around a new centre, every candidate is tested, and the new neighbourhood keeps
+    /// those whose boundary may come within its reach. `step`: the bound on the distance from
+    /// the last evaluated fix.
+    private func refresh(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, first: Bool, step: Double) {
+        let plan = refreshPlan(di, t, q, step: step)
+        let box = index.candidates(around: plan.centre.point.coordinate, metres: plan.reach)
+        refresh(di, d, t, q, first: first, plan, candidates: box)
+    }
+
+    /// The new neighbourhood's reach and centre.
+    struct RefreshPlan {
+        var reach: Double
+        var centre: (point: GeoPoint, phi: Double, lambda: Double, offset: Double)
+    }
+
+    /// The reach and centre of a fix's new neighbourhood (`refresh`).
+    @inline(__always)
+    private func refreshPlan(_ di: Int, _ t: Double, _ q: GeoPoint, step: Double) -> RefreshPlan {
+        let base = options.safeDistance ?? 0
+        let phi = q.coordinate.latitude * (Double.pi / 180), lambda = q.coordinate.longitude * (Double.pi / 180)
+        var speed = 0.0  // metres per second since the neighbourhood was taken, once beyond it
+        var heading: (north: Double, east: Double)? = nil  // from the last neighbourhood's centre
+        if states[di].reach > 0 {
             let elapsed = t - timeOrigin - Double(states[di].hoodT)
             if elapsed > 0 { speed = (states[di].odometer + step) / elapsed }
             var dLambda = lambda - states[di].hoodLambda
@@ -383,13 +446,19 @@ public final class Monitor {
         let reach = Self.reach(base: base, speed: speed, limit: states[di].reachLimit)
         // The new neighbourhood's centre: ahead of the fix along the way it came, so that a
         // device going on the same way crosses more of it before it must ask again.
-        let centre = Self.centre(ahead: q, heading: heading, reach: reach)
-        guard let box = index.candidates(around: centre.point.coordinate, metres: reach) else {
+        return RefreshPlan(reach: reach, centre: Self.centre(ahead: q, heading: heading, reach: reach))
+    }
+
+    /// `refresh` with its plan made and the index's answer for it (`candidates(around:)`).
+    private func refresh(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, first: Bool, _ plan: RefreshPlan,
+                         candidates: UnsafeBufferPointer<Int32>?) {
+        let reach = plan.reach, centre = plan.centre
+        guard let box = candidates else {
             // Near a pole or the antimeridian: the plain path.
             states[di].reach = 0
             states[di].safeAngle = 0
             evaluate(di, d, t, q, index.candidates(at: q.coordinate), first: first, safe: nil)
-            return .applied
+            return
         }
         // The polygon tests are of the fix, not of the query box's centre.
         if centre.offset > 0 { index.setQueryPoint(q.coordinate) }
@@ -405,8 +474,244 @@ public final class Monitor {
         states[di].reachLimit = max(1, Self.reachClearances * Float(safe))
         states[di].hoodT = Float(t - timeOrigin)
         states[di].odometer = 0
-        setAnchor(di, phi, lambda, q.cosLatitude, safe: min(safe, reach - centre.offset))
-        return .applied
+        setAnchor(di, q, safe: min(safe, reach - centre.offset))
+    }
+
+    // MARK: Batches
+
+    /// Fixes taken in batches of distinct devices (`batchAppend`, `applyBatch`), each stage over
+    /// the whole batch before the next, and each stage asking for the lines the next one reads:
+    /// the devices' states as they join, their neighbourhoods when the skip tests are done, the
+    /// regions due when the positions are, the visit lists and events' lines of the crossings.
+    /// One fix at a time, a fix's chain of dependent loads (its state, its neighbourhood, its
+    /// regions' lines, its visits) is longer than the processor can look ahead and each load
+    /// waits in turn; over a batch of 32 they are asked for together, and come in while other
+    /// work is done. Decisions and events are the same as one fix at a time: the devices are
+    /// distinct, so no stage reads what another fix of the batch writes, and everything that
+    /// reaches the sink happens in the last stage, in the fixes' order.
+    struct FixBatch {
+        static let capacity = 32
+        var count = 0
+        let devices = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+        let times = UnsafeMutablePointer<Double>.allocate(capacity: capacity)
+        let coordinates = UnsafeMutablePointer<Coordinate>.allocate(capacity: capacity)
+        let accuracies = UnsafeMutablePointer<Double>.allocate(capacity: capacity)
+        /// Per fix, what the first stage made of it (`Stage`).
+        let stages = UnsafeMutablePointer<Stage>.allocate(capacity: capacity)
+        /// Per fix: its position (retests and refreshes), its step from the last evaluated fix,
+        /// for a retest its distance bound from the neighbourhood's centre, then its safe
+        /// distance (the smallest clearance among its regions not due, less the odometer).
+        let points = UnsafeMutablePointer<GeoPoint>.allocate(capacity: capacity)
+        let steps = UnsafeMutablePointer<Double>.allocate(capacity: capacity)
+        let moved = UnsafeMutablePointer<Double>.allocate(capacity: capacity)
+        let safe = UnsafeMutablePointer<Double>.allocate(capacity: capacity)
+        /// The retests' due entries, fix by fix: the fix in the high half, the entry of its
+        /// device's neighbourhood in the low.
+        var due = PodList<UInt64>()
+        /// The crossings the retests found, fix by fix (`crossingEnds[k]`: the end of fix k's),
+        /// each an entry of the device's neighbourhood shifted left by one, the low bit set when
+        /// the device leaves.
+        var crossings = PodList<Int32>()
+        let crossingEnds = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+        /// Per refresh: its plan, and where its candidates lie in `candidates` (start -1: the
+        /// index gave none, near a pole or the antimeridian).
+        let plans = UnsafeMutablePointer<RefreshPlan>.allocate(capacity: capacity)
+        let candidateStarts = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+        let candidateCounts = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+        var candidates = PodList<Int32>()
+
+        enum Stage: UInt8 {
+            /// Ignored for its accuracy, or within its device's safe distance: nothing more to do.
+            case done
+            /// Within the neighbourhood: retest what is due.
+            case retest
+            /// Beyond the neighbourhood, the device's first fix, or the plain path.
+            case refresh
+            case firstRefresh
+            case plain
+            case firstPlain
+        }
+
+        mutating func free() {
+            devices.deallocate(); times.deallocate(); coordinates.deallocate(); accuracies.deallocate()
+            stages.deallocate(); points.deallocate(); steps.deallocate(); moved.deallocate(); safe.deallocate()
+            crossingEnds.deallocate()
+            plans.deallocate(); candidateStarts.deallocate(); candidateCounts.deallocate()
+            due.free()
+            crossings.free()
+            candidates.free()
+        }
+    }
+
+    @exclusivity(unchecked) private var batch = FixBatch()
+    /// Numbers each batch (`DeviceState.batchMark`): a device already in it is known at once.
+    @exclusivity(unchecked) private var batchNumber: UInt32 = 1
+
+    /// Whether fixes may go through `batchAppend` and `applyBatch`: with dwell timers (which
+    /// fire between readings) or polygons (tested at the index's one query point) they may not.
+    /// An engine adds its own conditions (`Engine.batchesFixes`).
+    public var batchesFixes: Bool { options.dwell == nil && !index.hasPolygons }
+
+    /// Fixes waiting in the batch.
+    public var batchCount: Int { batch.count }
+
+    /// Adds a fix to the batch, or returns false when it cannot join it: the batch is full, it
+    /// holds the device already, or the fix is older than its device's last reading (then
+    /// apply the batch, and this fix with `fix`, which rejects it). Nothing is decided here;
+    /// the device's state is asked for.
+    @inline(__always)
+    public func batchAppend(device d: Int32, t: Double, at p: Coordinate, accuracy: Double) -> Bool {
+        let di = checked(d)
+        guard batch.count < FixBatch.capacity, states[di].batchMark != batchNumber, t >= states[di].last else {
+            return false
+        }
+        states[di].batchMark = batchNumber
+        let k = batch.count
+        batch.devices[k] = d
+        batch.times[k] = t
+        batch.coordinates[k] = p
+        batch.accuracies[k] = accuracy
+        batch.count = k + 1
+        // The state's second line (the first was just read); the lists come in stage 1.
+        geotrigger_prefetch_write(UnsafeRawPointer(states + di) + 64)
+        return true
+    }
+
+    /// Applies the batch: every fix as `fix` would, its events in the same order. Returns how
+    /// many were ignored for their accuracy (none is rejected: `batchAppend` keeps those out).
+    public func applyBatch() -> Int {
+        let n = batch.count
+        guard n > 0 else { return 0 }
+        batch.count = 0
+        batchNumber &+= 1
+        if batchNumber == 0 {
+            // After 2³² batches: marks of the first ones could come round again.
+            for i in 0..<stateCount { states[i].batchMark = 0 }
+            batchNumber = 1
+        }
+        var ignored = 0
+        // Stage 1: clocks, accuracy, skip tests; retests add their step to the odometer, and
+        // their neighbourhoods are asked for.
+        for k in 0..<n {
+            let di = Int(batch.devices[k])
+            switch begin(di, batch.times[k], batch.coordinates[k], accuracy: batch.accuracies[k], step: &batch.steps[k]) {
+            case .ignored:
+                batch.stages[k] = .done
+                ignored += 1
+            case .skipped:
+                batch.stages[k] = .done
+            case .plain(let first):
+                batch.stages[k] = first ? .firstPlain : .plain
+            case .retest(let moved):
+                batch.moved[k] = moved
+                batch.stages[k] = .retest
+                states[di].near.prefetch()
+            case .refresh(let first):
+                batch.stages[k] = first ? .firstRefresh : .refresh
+            }
+        }
+        // Stage 2: the positions of the fixes that need one.
+        for k in 0..<n where batch.stages[k] != .done {
+            batch.points[k] = GeoPoint(batch.coordinates[k])
+        }
+        // Stage 3: the retests' due entries, their regions' lines asked for; then the tests,
+        // each entry rewritten and each change of decision kept for the last stage.
+        batch.due.removeAll()
+        for k in 0..<n where batch.stages[k] == .retest {
+            let di = Int(batch.devices[k])
+            let near = states[di].near
+            let odometer = states[di].odometer
+            // For a Float c, c ≤ odometer exactly when c ≤ the largest Float not above it.
+            let limit = Float.below(odometer)
+            // The smallest clearance not due: those regions keep their decision until then.
+            var rest = Float.infinity
+            for b in 0..<near.blocks {
+                var due = near.due(block: b, limit: limit, rest: &rest)
+                while due != 0 {
+                    let i = 16 * b + due.trailingZeroBitCount
+                    due &= due - 1
+                    index.prefetch(NearRegion.region(ofKey: near.keys[i]))
+                    batch.due.append(UInt64(k) << 32 | UInt64(i))
+                }
+            }
+            batch.safe[k] = Double(rest) - odometer
+        }
+        batch.crossings.removeAll()
+        var crossingsOf = 0  // the fix whose crossings are being added
+        for e in 0..<Int(batch.due.count) {
+            let entry = batch.due[e]
+            let k = Int(entry >> 32), i = Int(entry & 0xFFFF_FFFF)
+            while crossingsOf < k {
+                batch.crossingEnds[crossingsOf] = batch.crossings.count
+                crossingsOf += 1
+            }
+            let di = Int(batch.devices[k])
+            let near = states[di].near
+            let key = near.keys[i]
+            let visited = key & 1 != 0
+            let (inside, c) = index.retest(Int(NearRegion.region(ofKey: key)), batch.points[k], visited: visited)
+            near.keys[i] = key & ~1 | (inside ? 1 : 0)
+            near.clearances[i] = .belowNonNegative(c + states[di].odometer)
+            batch.safe[k] = min(batch.safe[k], c)
+            if inside != visited {
+                batch.crossings.append(Int32(i) << 1 | (visited ? 1 : 0))
+                states[di].visits.prefetchKeys()
+                prefetchForEvent(NearRegion.region(ofKey: key))
+            }
+        }
+        while crossingsOf < n {
+            batch.crossingEnds[crossingsOf] = batch.crossings.count
+            crossingsOf += 1
+        }
+        for k in 0..<n where batch.stages[k] == .retest {
+            let di = Int(batch.devices[k])
+            setAnchor(di, batch.points[k], safe: min(batch.safe[k], Double(states[di].reach) - batch.moved[k]))
+        }
+        // The refreshes' queries, their candidates' lines asked for.
+        batch.candidates.removeAll()
+        for k in 0..<n where batch.stages[k] == .refresh || batch.stages[k] == .firstRefresh {
+            let di = Int(batch.devices[k]), q = batch.points[k]
+            let plan = refreshPlan(di, batch.times[k], q, step: batch.steps[k])
+            batch.plans[k] = plan
+            guard let box = index.candidates(around: plan.centre.point.coordinate, metres: plan.reach) else {
+                batch.candidateStarts[k] = -1
+                continue
+            }
+            batch.candidateStarts[k] = batch.candidates.count
+            batch.candidateCounts[k] = Int32(box.count)
+            batch.candidates.append(contentsOf: box)
+            index.warm(box)
+        }
+        // Stage 4, in the fixes' order: crossings' events, refreshes.
+        var start: Int32 = 0
+        for k in 0..<n {
+            let end = batch.crossingEnds[k]
+            defer { start = end }
+            let stage = batch.stages[k]
+            if stage == .done || stage == .retest && start == end { continue }
+            let d = batch.devices[k], di = Int(d), t = batch.times[k], q = batch.points[k]
+            switch stage {
+            case .retest:
+                let near = states[di].near
+                var from = 0
+                for c in start..<end {
+                    let crossing = batch.crossings[Int(c)]
+                    let r = NearRegion.region(ofKey: near.keys[Int(crossing >> 1)])
+                    cross(di, d, t, r, q, leaving: crossing & 1 != 0, first: false, from: &from)
+                }
+            case .plain, .firstPlain:
+                evaluate(di, d, t, q, index.candidates(at: q.coordinate), first: stage == .firstPlain, safe: nil)
+            case .refresh, .firstRefresh:
+                let from = batch.candidateStarts[k]
+                let box = from < 0 ? nil : UnsafeBufferPointer(start: batch.candidates.base.map { $0 + Int(from) },
+                                                               count: Int(batch.candidateCounts[k]))
+                refresh(di, d, t, q, first: stage == .firstRefresh, batch.plans[k], candidates: box)
+            case .done:
+                break
+            }
+            if held.count > 0 { reportHeld(d, t) }
+        }
+        return ignored
     }
 
     /// How far ahead of the fix a neighbourhood is centred, as a fraction of its reach. Every
@@ -594,6 +899,13 @@ public final class Monitor {
             }
         }
         held.removeAll()
+    }
+
+    /// `setAnchor` at the fix `q`.
+    @inline(__always)
+    private func setAnchor(_ di: Int, _ q: GeoPoint, safe: Double) {
+        setAnchor(di, q.coordinate.latitude * (Double.pi / 180), q.coordinate.longitude * (Double.pi / 180),
+                  q.cosLatitude, safe: safe)
     }
 
     private func setAnchor(_ di: Int, _ phi: Double, _ lambda: Double, _ cosPhi: Double, safe: Double) {

@@ -84,6 +84,8 @@ public final class Scheduler {
     /// Whether a device's first reading adds any request (either list above is not empty; both
     /// are fixed at init). Without, `deviceSeen` has nothing to do and keeps no per-device state.
     @exclusivity(unchecked) @usableFromInline private(set) var addsAtFirstSight = false
+    /// Whether a device's first reading adds requests (for every device, or named for it).
+    public var addsRequestsAtFirstSight: Bool { addsAtFirstSight }
     @exclusivity(unchecked) private var centers: [Center] = []
     @exclusivity(unchecked) @usableFromInline var timers = TimerQueue<Timer>()
     private var instanceCounter: UInt32 = 0
