@@ -51,11 +51,20 @@ struct EntryTimes {
     private static func offset(_ t: Double, from origin: Double) -> UInt32? {
         let d = t - origin
         guard abs(d) < Double(bias) else { return nil }
-        let s = d.rounded()
+        let s = nearestWhole(d)
         if same(origin + s, t) { return UInt32(Int32(s) + bias) }
-        let m = (d * 1000).rounded()
+        let m = nearestWhole(d * 1000)
         if abs(m) < Double(bias) && same(origin + m / 1000, t) { return millisecondsFlag | UInt32(Int32(m) + bias) }
         return nil
+    }
+
+    /// A whole number nearest to `x` (|x| < 2²⁹ here), by adding and taking away 1.5·2⁵² (no libm
+    /// call, which `rounded()` is on x86-64's baseline): ties may go either way, which is fine
+    /// here, as the offset is kept only when it decodes to the time exactly.
+    @inline(__always)
+    private static func nearestWhole(_ x: Double) -> Double {
+        let shifter = 6_755_399_441_055_744.0
+        return (x + shifter) - shifter
     }
 
     /// The time coded as `code`.

@@ -655,7 +655,7 @@ public final class Monitor {
             batch.safe[k] = min(batch.safe[k], c)
             if inside != visited {
                 batch.crossings.append(Int32(i) << 1 | (visited ? 1 : 0))
-                states[di].visits.prefetchKeys()
+                states[di].visits.prefetchAll()
                 prefetchForEvent(NearRegion.region(ofKey: key))
             }
         }

@@ -161,6 +161,17 @@ struct VisitList {
         geotrigger_prefetch(storage + 64)
     }
 
+    /// Prefetches the first keys and the first codes (32 visits' worth of each): what an edit
+    /// of the list reads and moves.
+    @inline(__always) func prefetchAll() {
+        guard let storage else { return }
+        geotrigger_prefetch(storage)
+        geotrigger_prefetch(storage + 64)
+        let codes = storage + Int(room) * 4
+        geotrigger_prefetch(codes)
+        geotrigger_prefetch(codes + 64)
+    }
+
     mutating func free() {
         storage?.deallocate()
         storage = nil
