@@ -57,6 +57,8 @@ public final class Engine {
     /// `output`, called without reference counting on the per-event path.
     private let outputReference = HeldReference<any EngineOutput>()
     private let relay = Relay()
+    /// Whether any region is a beacon region (whose fix events go to the beacon monitor).
+    private let hasBeaconRegions: Bool
     private let beaconRelay = BeaconRelay()
 
     /// Where in the clock order the engine is, for an output that interleaves several engines
@@ -89,6 +91,7 @@ public final class Engine {
         var beaconOptions = beaconOptions
         beaconOptions.dwell = options.dwell
         beacons = BeaconMonitor(regions: index.regions, options: beaconOptions)
+        hasBeaconRegions = !beacons.isEmpty
         let ids = RegionIDTable(regions: index.regions)
         scheduler = try Scheduler(requests: requests, regionKey: { ids.region($0) }, devices: monitor.devices)
         relay.engine = Unmanaged.passUnretained(self)
@@ -252,7 +255,7 @@ public final class Engine {
     /// A geographic event: for a positioned beacon region it is only the fix half of the state,
     /// which the beacon monitor combines with sightings before anything is reported.
     fileprivate func handle(_ e: RegionEvent) {
-        if beacons.isBeaconRegion(e.region) {
+        if hasBeaconRegions && beacons.isBeaconRegion(e.region) {
             if e.kind != .dwell {
                 beacons.fixTransition(device: e.device, region: e.region, inside: e.kind == .enter, at: e.t, distance: e.distance)
             }

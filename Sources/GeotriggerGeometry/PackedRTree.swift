@@ -1,4 +1,5 @@
 import CBoxes
+import CPrefetch
 import GeotriggerCore
 
 /// A static R-tree of boxes, each carrying an Int32 item, packed in Hilbert order (as flatbush).
@@ -28,10 +29,10 @@ public final class PackedRTree {
     /// Where each level starts, in blocks; the root's level is the last.
     private let blockStarts: [Int]
     private let results = ResultBuffer()
-    /// The query's depth-first stack of (level, block) pairs, owned here and sized at build
-    /// time: a walk holds at most a node's children per level. (A temporary allocation of that
-    /// size can go to the heap, once per query.)
-    private let stack: UnsafeMutablePointer<Int>
+    /// A query's blocks to test at the current level and at the next one (block numbers within
+    /// their level), owned here and kept between queries.
+    @exclusivity(unchecked) private var frontier = PodList<Int32>()
+    @exclusivity(unchecked) private var next = PodList<Int32>()
     /// Children per node: 16, the block `geotrigger_meets16` tests.
     static let nodeSize = 16
 
@@ -128,11 +129,13 @@ public final class PackedRTree {
         self.blocks = blocks
         self.items = items
         self.blockStarts = blockStarts
-        stack = .allocate(capacity: 2 * Self.nodeSize * counts.count)
+        frontier.reserve(64)
+        next.reserve(64)
     }
 
     deinit {
-        stack.deallocate()
+        frontier.free()
+        next.free()
         UnsafeMutableRawPointer(blocks).deallocate()
     }
 
@@ -141,6 +144,11 @@ public final class PackedRTree {
     /// Items whose box meets [minX, maxX] × [minY, maxY] (closed), in leaf order (ascending when
     /// the items were numbered by `Builder.hilbertOrder` and none has two boxes); with
     /// `appending`, added to those of the previous query. The buffer is reused by the next query.
+    ///
+    /// The walk goes a level at a time: every block of the level that the query meets is found
+    /// (left to right), and all of them are asked for before any is tested, so their cache
+    /// misses (a leaf level of 100,000 boxes is 1.6 MB) come in together rather than one block
+    /// after another, as a depth-first walk has them.
     public func query(minX: Double, minY: Double, maxX: Double, maxY: Double, appending: Bool = false)
         -> UnsafeMutableBufferPointer<Int32>
     {
@@ -149,31 +157,42 @@ public final class PackedRTree {
         // The query box is rounded outwards like the boxes: whatever meets it in Doubles meets
         // it in Floats.
         let qMinX = Float.below(minX), qMinY = Float.below(minY), qMaxX = Float.above(maxX), qMaxY = Float.above(maxY)
+        let size = Self.nodeSize
         items.withUnsafeBufferPointer { items in
             blockStarts.withUnsafeBufferPointer { blockStarts in
-                let size = Self.nodeSize
-                stack[0] = blockStarts.count - 1
-                stack[1] = 0
-                var top = 2
-                while top > 0 {
-                    top -= 2
-                    let level = stack[top], block = stack[top + 1]
-                    var mask = geotrigger_meets16(blocks + 4 * size * (blockStarts[level] + block), qMinX, qMinY, qMaxX, qMaxY)
-                    if level == 0 {
+                var level = blockStarts.count - 1
+                frontier.removeAll()
+                frontier.append(0)
+                while level > 0 {
+                    next.removeAll()
+                    let base = blocks + 4 * size * blockStarts[level]
+                    for f in 0..<Int(frontier.count) {
+                        let block = Int(frontier[f])
+                        var mask = geotrigger_meets16(base + 4 * size * block, qMinX, qMinY, qMaxX, qMaxY)
                         while mask != 0 {
-                            results.append(items[block * size + mask.trailingZeroBitCount])
+                            next.append(Int32(block * size + mask.trailingZeroBitCount))
                             mask &= mask - 1
                         }
-                    } else {
-                        // Pushed last to first, so they are walked first to last: leaves come
-                        // out in leaf order.
-                        while mask != 0 {
-                            let k = 31 - mask.leadingZeroBitCount
-                            mask ^= 1 << k
-                            stack[top] = level - 1
-                            stack[top + 1] = block * size + k
-                            top += 2
-                        }
+                    }
+                    level -= 1
+                    // The level below's blocks, four lines each, asked for together.
+                    let below = UnsafeRawPointer(blocks + 4 * size * blockStarts[level])
+                    for f in 0..<Int(next.count) {
+                        let block = below + 16 * size * Int(next[f])
+                        geotrigger_prefetch(block)
+                        geotrigger_prefetch(block + 64)
+                        geotrigger_prefetch(block + 128)
+                        geotrigger_prefetch(block + 192)
+                    }
+                    swap(&frontier, &next)
+                }
+                let leaves = blocks + 4 * size * blockStarts[0]
+                for f in 0..<Int(frontier.count) {
+                    let block = Int(frontier[f])
+                    var mask = geotrigger_meets16(leaves + 4 * size * block, qMinX, qMinY, qMaxX, qMaxY)
+                    while mask != 0 {
+                        results.append(items[block * size + mask.trailingZeroBitCount])
+                        mask &= mask - 1
                     }
                 }
             }

@@ -149,6 +149,7 @@ public final class Scheduler {
 
     private func ensure(_ d: Int32) {
         while centers.count <= Int(d) { centers.append(Center()) }
+        hasCenters = true
     }
 
     // MARK: UNUserNotificationCenter operations
@@ -204,7 +205,17 @@ public final class Scheduler {
 
     /// A region event for a device: fires its pending location triggers on that region (entry or
     /// exit as each asks), in the order they were added, stamped `t`.
+    @inlinable @inline(__always)
     public func handleRegionEvent(device d: Int32, region: Int32, entry: Bool, at t: Double) {
+        // Without a device's center (no request was ever added), no call: the usual replay.
+        if hasCenters { deliverOnRegionEvent(device: d, region: region, entry: entry, at: t) }
+    }
+
+    /// Whether any device has a notification center yet (a request was added for one).
+    @exclusivity(unchecked) @usableFromInline private(set) var hasCenters = false
+
+    @usableFromInline
+    func deliverOnRegionEvent(device d: Int32, region: Int32, entry: Bool, at t: Double) {
         guard Int(d) < centers.count, !centers[Int(d)].pending.isEmpty else { return }
         var k = 0
         while k < centers[Int(d)].pending.count {
