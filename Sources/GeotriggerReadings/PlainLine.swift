@@ -134,13 +134,20 @@ enum PlainLine {
             let w1 = word(p, end &+ 1)
             let k3 = NumberParser.digitRun(w1)
             guard k3 > 0, k3 < 8, k &+ k3 <= 15 else { return -1 }
-            if k &+ k3 <= 8 {
-                // The usual coordinate (48.282320): both runs in one word, one conversion.
-                m = NumberParser.joinedDigits(w0, k, w1, k3)
+            if (w1 ^ 0x3030_3030_3030_3030) << UInt64(64 &- 8 &* k3) == 0 {
+                // A fraction of zeros ("9.0", "1700000000.0"): the whole part's value, exactly
+                // what the division would give, without it.
+                if k < 8 { m = NumberParser.runValue(w0, k) }
             } else {
-                m = (k < 8 ? NumberParser.runValue(w0, k) : m) &* NumberParser.pow10Int(k3) &+ NumberParser.runValue(w1, k3)
+                if k &+ k3 <= 8 {
+                    // The usual coordinate (48.282320): both runs in one word, one conversion.
+                    m = NumberParser.joinedDigits(w0, k, w1, k3)
+                } else {
+                    m = (k < 8 ? NumberParser.runValue(w0, k) : m) &* NumberParser.pow10Int(k3)
+                        &+ NumberParser.runValue(w1, k3)
+                }
+                scale = k3
             }
-            scale = k3
             end &+= 1 &+ k3
             guard end < n else { return -1 }
         } else if k < 8 {
