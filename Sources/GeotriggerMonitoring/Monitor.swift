@@ -1,3 +1,4 @@
+import CBoxes
 import CPrefetch
 import GeotriggerCore
 #if canImport(Glibc)
@@ -85,15 +86,16 @@ public final class Monitor {
         }
     }
 
-    /// 112 bytes, what a skipped fix reads first. Bounds kept as Floats are rounded the way that
+    /// 104 bytes, what a skipped fix reads first. Bounds kept as Floats are rounded the way that
     /// keeps them bounds (a cosine up, an angle down), so they only ever cost a skip, never
     /// change a decision.
     struct DeviceState {
         var last: Double = -.infinity
         /// Where the last evaluation was (radians, with an upper bound of its cos φ), and the
         /// central angle around it within which no decision can change; 0 = evaluate the next fix.
+        /// anchorCos is −1 until the device's first fix (that counts): then it has none.
         var anchorPhi = 0.0, anchorLambda = 0.0
-        var anchorCos: Float = 0
+        var anchorCos: Float = -1
         var safeAngle: Float = 0
         /// The centre of the neighbourhood (radians, an upper bound of its cos φ) and its reach
         /// (metres); `near` holds the regions whose decision may change within that reach of it,
@@ -109,16 +111,12 @@ public final class Monitor {
         /// The longest reach the next neighbourhood may take: a few times the smallest clearance
         /// found in this one (`reach(base:speed:limit:)`); 0 = none yet.
         var reachLimit: Float = 0
-        /// The number of the last batch the device had a fix in (`batchAppend`); it fills what
-        /// would be padding.
-        var batchMark: UInt32 = 0
-        var near = Neighbourhood()
-        /// Sorted by region.
-        var visits = VisitList()
         /// When the neighbourhood was taken, in seconds after `timeOrigin` (a Float: the device's
         /// speed since then sets the next one's reach, which decides only how much work is done).
         var hoodT: Float = 0
-        var hasFix = false
+        var near = Neighbourhood()
+        /// Sorted by region.
+        var visits = VisitList()
     }
 
     /// A dwell timer: a device's visit of a region. The visit it was armed for is the one whose
@@ -390,8 +388,8 @@ public final class Monitor {
         if t > clock { clock = t }
         if options.maxAccuracy > 0 && accuracy > options.maxAccuracy { return .ignored }
 
-        let first = !states[di].hasFix
-        states[di].hasFix = true
+        let first = states[di].anchorCos < 0
+        if first { states[di].anchorCos = 0 }
         if first && timeOrigin.isNaN { timeOrigin = t }
         let phi = p.latitude * (Double.pi / 180), lambda = p.longitude * (Double.pi / 180)
         // From the last evaluated fix: whether this one may skip, else the odometer's step.
@@ -544,8 +542,6 @@ public final class Monitor {
     }
 
     @exclusivity(unchecked) private var batch = FixBatch()
-    /// Numbers each batch (`DeviceState.batchMark`): a device already in it is known at once.
-    @exclusivity(unchecked) private var batchNumber: UInt32 = 1
 
     /// Whether fixes may go through `batchAppend` and `applyBatch`: with dwell timers (which
     /// fire between readings) or polygons (tested at the index's one query point) they may not.
@@ -557,16 +553,16 @@ public final class Monitor {
 
     /// Adds a fix to the batch, or returns false when it cannot join it: the batch is full, it
     /// holds the device already, or the fix is older than its device's last reading (then
-    /// apply the batch, and this fix with `fix`, which rejects it). Nothing is decided here;
-    /// the device's state is asked for.
+    /// apply the batch, and this fix with `fix`, which rejects it); whether the batch holds the
+    /// device is found by comparing its devices, four at a time. Nothing is decided here; the
+    /// device's state is asked for.
     @inline(__always)
     public func batchAppend(device d: Int32, t: Double, at p: Coordinate, accuracy: Double) -> Bool {
         let di = checked(d)
-        guard batch.count < FixBatch.capacity, states[di].batchMark != batchNumber, t >= states[di].last else {
+        let k = batch.count
+        guard k < FixBatch.capacity, t >= states[di].last, geotrigger_contains_i32(batch.devices, Int32(k), d) == 0 else {
             return false
         }
-        states[di].batchMark = batchNumber
-        let k = batch.count
         batch.devices[k] = d
         batch.times[k] = t
         batch.coordinates[k] = p
@@ -583,12 +579,6 @@ public final class Monitor {
         let n = batch.count
         guard n > 0 else { return 0 }
         batch.count = 0
-        batchNumber &+= 1
-        if batchNumber == 0 {
-            // After 2³² batches: marks of the first ones could come round again.
-            for i in 0..<stateCount { states[i].batchMark = 0 }
-            batchNumber = 1
-        }
         var ignored = 0
         // Stage 1: clocks, accuracy, skip tests; retests add their step to the odometer, and
         // their neighbourhoods are asked for.

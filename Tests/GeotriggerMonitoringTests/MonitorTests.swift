@@ -52,6 +52,13 @@ let circle100 = Region(id: "c", shape: .circle(center: Coordinate(latitude: 48.2
 
 @Suite("State machine")
 struct MonitorTests {
+    @Test("a device's state stays within its budget: 104 bytes before its lists")
+    func deviceStateSize() {
+        // SPEC's budget is 512 bytes per active device, lists included; the state is the part
+        // every device pays for whether or not it is near anything.
+        #expect(MemoryLayout<Monitor.DeviceState>.stride == 104)
+    }
+
     @Test("exact mode: events are the boundary crossings", arguments: [
         ([200.0, 50, 150, 50], "enter,exit,enter"),
         ([50.0, 60, 99, 101, 102, 99], "enter,exit,enter"),

@@ -78,4 +78,18 @@ static inline geotrigger_due_t geotrigger_due(const float *c, int quads, float l
     return out;
 }
 
+/// Whether `v` is among the `n` values at `a`, four compared at a time (a batch's devices,
+/// `Monitor.batchAppend`).
+static inline int geotrigger_contains_i32(const int32_t *a, int32_t n, int32_t v) {
+    int32_t k = 0;
+#if defined(__SSE2__)
+    const __m128i t = _mm_set1_epi32(v);
+    __m128i any = _mm_setzero_si128();
+    for (; k + 4 <= n; k += 4) any = _mm_or_si128(any, _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(a + k)), t));
+    if (_mm_movemask_epi8(any) != 0) return 1;
+#endif
+    for (; k < n; k++) if (a[k] == v) return 1;
+    return 0;
+}
+
 #endif
