@@ -490,6 +490,14 @@ public final class Monitor {
     struct FixBatch {
         static let capacity = 32
         var count = 0
+        /// Bit d mod 256 set for each device d in the batch: a device whose bit is clear is not in
+        /// it (feeds number devices in turn, so the 32 of a batch rarely share a bit); a set bit
+        /// means the devices are compared.
+        let seen: UnsafeMutablePointer<UInt64> = {
+            let words = UnsafeMutablePointer<UInt64>.allocate(capacity: 4)
+            words.initialize(repeating: 0, count: 4)
+            return words
+        }()
         let devices = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
         let times = UnsafeMutablePointer<Double>.allocate(capacity: capacity)
         let coordinates = UnsafeMutablePointer<Coordinate>.allocate(capacity: capacity)
@@ -531,7 +539,7 @@ public final class Monitor {
         }
 
         mutating func free() {
-            devices.deallocate(); times.deallocate(); coordinates.deallocate(); accuracies.deallocate()
+            devices.deallocate(); seen.deallocate(); times.deallocate(); coordinates.deallocate(); accuracies.deallocate()
             stages.deallocate(); points.deallocate(); steps.deallocate(); moved.deallocate(); safe.deallocate()
             crossingEnds.deallocate()
             plans.deallocate(); candidateStarts.deallocate(); candidateCounts.deallocate()
@@ -560,9 +568,12 @@ public final class Monitor {
     public func batchAppend(device d: Int32, t: Double, at p: Coordinate, accuracy: Double) -> Bool {
         let di = checked(d)
         let k = batch.count
-        guard k < FixBatch.capacity, t >= states[di].last, geotrigger_contains_i32(batch.devices, Int32(k), d) == 0 else {
+        let bit = UInt64(1) << UInt64(d & 63), word = Int(d >> 6) & 3
+        guard k < FixBatch.capacity, t >= states[di].last,
+              batch.seen[word] & bit == 0 || geotrigger_contains_i32(batch.devices, Int32(k), d) == 0 else {
             return false
         }
+        batch.seen[word] |= bit
         batch.devices[k] = d
         batch.times[k] = t
         batch.coordinates[k] = p
@@ -579,6 +590,7 @@ public final class Monitor {
         let n = batch.count
         guard n > 0 else { return 0 }
         batch.count = 0
+        batch.seen.update(repeating: 0, count: 4)
         var ignored = 0
         // Stage 1: clocks, accuracy, skip tests; retests add their step to the odometer, and
         // their neighbourhoods are asked for.

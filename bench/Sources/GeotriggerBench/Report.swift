@@ -120,10 +120,15 @@ struct Report {
         let cityRate = city?.replay("fast")?.fixesPerSecond
         rows.append(("≥ 3 million fixes/s per core end-to-end on city", cityRate.map { rate($0) } ?? "city not run",
                      cityRate.map { $0 >= 3_000_000 }))
-        for s in results.scenarios {
-            rows.append(("≥ 40× the Python peer (issue 5's pipeline; \(s.kind))",
+        // Issue 5 sets the ratio on city; the other scenarios' ratios are shown beside it.
+        for s in results.scenarios where s.kind == "city" {
+            rows.append(("≥ 40× the Python peer (issue 5's pipeline; city)",
                          s.describedPeer.map(peerRatio) ?? (s.describedPeerNote ?? "not run"),
                          s.describedPeer.map { ($0.likeForLikeSpeedup ?? $0.speedup) >= 40 }))
+        }
+        for s in results.scenarios where s.kind != "city" {
+            rows.append(("For information, not a target (issue 5 sets the ratio on city): geotrigger ÷ issue 5's Python peer (\(s.kind))",
+                         s.describedPeer.map(peerRatio) ?? (s.describedPeerNote ?? "not run"), nil))
         }
         for s in results.scenarios where s.tunedPeer != nil {
             rows.append(("For information, not a SPEC target: geotrigger ÷ the tuned Python peer (\(s.kind))",
