@@ -113,7 +113,7 @@ public final class Engine {
     /// and the output (no beacon regions, no requests added at a device's first reading, no
     /// polygons). The events are the same either way.
     public var batchesFixes: Bool {
-        monitor.batchesFixes && beacons.isEmpty && !scheduler.addsRequestsAtFirstSight
+        monitor.batchesFixes && !hasBeaconRegions && !scheduler.addsAtFirstSight
             && monitor.earliestTimerDue == .infinity && beacons.earliestTimerDue == .infinity
             && scheduler.earliestTimerDue == .infinity
     }

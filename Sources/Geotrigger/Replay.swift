@@ -251,6 +251,9 @@ public final class Replay {
                             return fix(d, t, p, accuracy)
                         }
                     }
+                    // A write failure is not looked for per fix here (that load cost 1 % of the
+                    // city replay): events are written only as batches are applied, and the
+                    // failure is seen when the lane stops, within 4,096 fixes.
                     loop.sinceProgress += 1
                     return loop.sinceProgress < 4096
                 }

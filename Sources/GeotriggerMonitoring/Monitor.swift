@@ -562,8 +562,9 @@ public final class Monitor {
     /// Adds a fix to the batch, or returns false when it cannot join it: the batch is full, it
     /// holds the device already, or the fix is older than its device's last reading (then
     /// apply the batch, and this fix with `fix`, which rejects it); whether the batch holds the
-    /// device is found by comparing its devices, four at a time. Nothing is decided here; the
-    /// device's state is asked for.
+    /// device is found from its filter (`FixBatch.seen`), and only when that cannot tell, by
+    /// comparing its devices, four at a time. Nothing is decided here; the device's state is
+    /// asked for.
     @inline(__always)
     public func batchAppend(device d: Int32, t: Double, at p: Coordinate, accuracy: Double) -> Bool {
         let di = checked(d)
@@ -648,17 +649,12 @@ public final class Monitor {
                 crossingsOf += 1
             }
             let di = Int(batch.devices[k])
-            let near = states[di].near
-            let key = near.keys[i]
-            let visited = key & 1 != 0
-            let (inside, c) = index.retest(Int(NearRegion.region(ofKey: key)), batch.points[k], visited: visited)
-            near.keys[i] = key & ~1 | (inside ? 1 : 0)
-            near.clearances[i] = .belowNonNegative(c + states[di].odometer)
-            batch.safe[k] = min(batch.safe[k], c)
-            if inside != visited {
-                batch.crossings.append(Int32(i) << 1 | (visited ? 1 : 0))
+            let e = retestEntry(states[di].near, i, batch.points[k], odometer: states[di].odometer)
+            batch.safe[k] = min(batch.safe[k], e.clearance)
+            if e.inside != e.visited {
+                batch.crossings.append(Int32(i) << 1 | (e.visited ? 1 : 0))
                 states[di].visits.prefetchAll()
-                prefetchForEvent(NearRegion.region(ofKey: key))
+                prefetchForEvent(e.region)
             }
         }
         while crossingsOf < n {
@@ -814,15 +810,25 @@ public final class Monitor {
     @inline(__always)
     private func retestRegion(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, entry i: Int, _ near: Neighbourhood,
                               first: Bool, odometer: Double, from: inout Int) -> Double {
+        let e = retestEntry(near, i, q, odometer: odometer)
+        if e.inside != e.visited { cross(di, d, t, e.region, q, leaving: e.visited, first: first, from: &from) }
+        return e.clearance
+    }
+
+    /// Retests entry `i` of `near` at `q` and rewrites it in place: its decision, and the
+    /// odometer reading at which it is next due. Inside: within the exit boundary for a visit,
+    /// the entry boundary otherwise. `visited` is the decision before.
+    @inline(__always)
+    private func retestEntry(_ near: Neighbourhood, _ i: Int, _ q: GeoPoint, odometer: Double)
+        -> (region: Int32, visited: Bool, inside: Bool, clearance: Double)
+    {
         let key = near.keys[i]
         let r = NearRegion.region(ofKey: key)
         let visited = key & 1 != 0
-        // Inside: within the exit boundary for a visit, the entry boundary otherwise.
         let (inside, c) = index.retest(Int(r), q, visited: visited)
         near.keys[i] = key & ~1 | (inside ? 1 : 0)
         near.clearances[i] = .belowNonNegative(c + odometer)
-        if inside != visited { cross(di, d, t, r, q, leaving: visited, first: first, from: &from) }
-        return c
+        return (r, visited, inside, c)
     }
 
     /// An enter or exit found by a retest: the visit list edited in place (see `retestRegion`),
@@ -951,7 +957,6 @@ public final class Monitor {
     @discardableResult
     private func evaluate(_ di: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, _ candidates: UnsafeBufferPointer<Int32>,
                           first: Bool, safe limit: Double?, keepBelow: Double = 0, keepAround: GeoPoint? = nil) -> Double {
-        let p = q
         var safe = limit ?? 0
         let tracking = limit != nil
         var changed = false
@@ -974,7 +979,7 @@ public final class Monitor {
                 }
                 guard inside else { continue }
                 changed = true
-                enter(d, t, r, first: first, p) { scratch.append($0) }
+                enter(d, t, r, first: first, q) { scratch.append($0) }
             } else {
                 let visit = visits[j]
                 let isCandidate = i < candidates.count && candidates[i] == visit.region
@@ -995,7 +1000,7 @@ public final class Monitor {
                     continue
                 }
                 changed = true
-                leave(d, t, visit, p)
+                leave(d, t, visit, q)
             }
         }
         if changed { states[di].visits.assign(scratch) }

@@ -165,8 +165,7 @@ struct VisitList {
     /// of the list reads and moves.
     @inline(__always) func prefetchAll() {
         guard let storage else { return }
-        geotrigger_prefetch(storage)
-        geotrigger_prefetch(storage + 64)
+        prefetchKeys()
         let codes = storage + Int(room) * 4
         geotrigger_prefetch(codes)
         geotrigger_prefetch(codes + 64)

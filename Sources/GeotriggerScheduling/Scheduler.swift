@@ -62,7 +62,7 @@ public final class Scheduler {
         var t: Double
     }
 
-    struct Center {
+    @usableFromInline struct Center {
         var seen = false
         /// In the order added, as `pendingNotificationRequests` lists them.
         var pending: [Pending] = []
@@ -83,10 +83,8 @@ public final class Scheduler {
     private var forDevice: [String: [Int32]] = [:]
     /// Whether a device's first reading adds any request (either list above is not empty; both
     /// are fixed at init). Without, `deviceSeen` has nothing to do and keeps no per-device state.
-    @exclusivity(unchecked) @usableFromInline private(set) var addsAtFirstSight = false
-    /// Whether a device's first reading adds requests (for every device, or named for it).
-    public var addsRequestsAtFirstSight: Bool { addsAtFirstSight }
-    @exclusivity(unchecked) private var centers: [Center] = []
+    @exclusivity(unchecked) public private(set) var addsAtFirstSight = false
+    @exclusivity(unchecked) @usableFromInline var centers: [Center] = []
     @exclusivity(unchecked) @usableFromInline var timers = TimerQueue<Timer>()
     private var instanceCounter: UInt32 = 0
 
@@ -149,7 +147,6 @@ public final class Scheduler {
 
     private func ensure(_ d: Int32) {
         while centers.count <= Int(d) { centers.append(Center()) }
-        hasCenters = true
     }
 
     // MARK: UNUserNotificationCenter operations
@@ -212,7 +209,7 @@ public final class Scheduler {
     }
 
     /// Whether any device has a notification center yet (a request was added for one).
-    @exclusivity(unchecked) @usableFromInline private(set) var hasCenters = false
+    @inlinable var hasCenters: Bool { !centers.isEmpty }
 
     @usableFromInline
     func deliverOnRegionEvent(device d: Int32, region: Int32, entry: Bool, at t: Double) {
