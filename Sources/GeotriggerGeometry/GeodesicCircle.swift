@@ -357,14 +357,6 @@ public struct CircleCore: Sendable {
     public func karneyCentimetres(to p: Coordinate) -> Double {
         (distance(to: p) * 100).rounded() / 100
     }
-
-    /// The geodesic distance from the center to `p` rounded to the centimetre, from the chord
-    /// bound where it settles it (the center's coordinates computed here; `GeodesicCircle` and
-    /// `RegionIndex` keep them).
-    public func distanceInCentimetres(to p: Coordinate) -> Double {
-        let q = GeoPoint(p), c = GeoPoint(center)
-        return GeodesicCircle.centimetres(chord2: q.chord2(c.x, c.y, c.z)) ?? karneyCentimetres(to: p)
-    }
 }
 
 /// `x.rounded()` (to nearest, ties away from zero) without a libm call, for |x| < 2⁵²: the
