@@ -24,12 +24,19 @@ public final class EventWriter: EngineOutput {
     /// (`IDSlots`): the plain event copies it without touching the region's `String`.
     let ids: IDSlots
 
-    public init(output: OutputFile, devices: DeviceTable, regions: [Region], echoProperties: Bool = false) {
+    /// `ids`, when given, must be `IDSlots(regions:)` of these regions (the replay makes them while
+    /// it loads the regions and shares them with its jobs); otherwise they are made here.
+    public convenience init(output: OutputFile, devices: DeviceTable, regions: [Region], echoProperties: Bool = false) {
+        self.init(output: output, devices: devices, regions: regions, ids: IDSlots(regions: regions),
+                  echoProperties: echoProperties)
+    }
+
+    init(output: OutputFile, devices: DeviceTable, regions: [Region], ids: IDSlots, echoProperties: Bool = false) {
         self.output = output
         self.devices = devices
         self.regions = regions
         self.echoedProperties = echoProperties ? regions.map { $0.properties.map { $0.serialized() } } : nil
-        ids = IDSlots(regions.lazy.map(\.id))
+        self.ids = ids
     }
 
     /// The id slots: the monitor prefetches a region's as soon as it decides an event for it.
@@ -151,10 +158,14 @@ public final class EventWriter: EngineOutput {
 /// Strings as JSON string literals (quotes and escapes included) in fixed 16-byte slots: the
 /// length in the first byte, then up to 15 bytes; 0 where the literal is longer (that string
 /// takes the general path). One line of a contiguous table per string, so an event's id costs
-/// at most one miss, which the monitor's prefetch overlaps. Owns its buffer.
-final class IDSlots {
+/// at most one miss, which the monitor's prefetch overlaps. Owns its buffer, written only while it
+/// is made: jobs on other threads share one.
+final class IDSlots: @unchecked Sendable {
     static let stride = 16
     let slots: UnsafeMutablePointer<UInt8>
+
+    /// The regions' ids: a part of loading the regions, made with the index.
+    convenience init(regions: [Region]) { self.init(regions.lazy.map(\.id)) }
 
     init<S: Collection>(_ strings: S) where S.Element == String {
         let n = max(1, strings.count)

@@ -129,6 +129,8 @@ public final class Replay {
         let start = monotonicSeconds()
         let config = configuration
         let index = try Self.loadIndex(path: config.regionsPath, hysteresis: config.hysteresis, tree: config.tree)
+        // The ids as events write them are made with the index: a part of loading the regions.
+        let ids = IDSlots(regions: index.regions)
         statistics.loadSeconds = monotonicSeconds() - start
         statistics.regions = index.count
         let requests = try config.requestsPath.map { try Self.loadRequests(path: $0, index: index) } ?? []
@@ -161,7 +163,7 @@ public final class Replay {
 
         if config.jobs > 1 {
             let merged = MergedReadings(decoders)
-            try runJobs(index: index, requests: requests, readings: merged, output: output, rejects: rejects,
+            try runJobs(index: index, ids: ids, requests: requests, readings: merged, output: output, rejects: rejects,
                         totalBytes: totalBytes)
             statistics.gpxPointsWithoutTime = decoders.reduce(0) { $0 + (($1 as? GPXDecoder)?.untimedPoints ?? 0) }
             statistics.elapsed = monotonicSeconds() - start
@@ -171,7 +173,7 @@ public final class Replay {
 
         // Requests were checked against the regions already, so this cannot refuse them.
         let engine = try Engine(index: index, options: config.monitor, beaconOptions: config.beacons, requests: requests)
-        let writer = EventWriter(output: output, devices: engine.monitor.devices, regions: index.regions,
+        let writer = EventWriter(output: output, devices: engine.monitor.devices, regions: index.regions, ids: ids,
                                  echoProperties: config.echoProperties)
         engine.output = writer
         let progress = config.progress && totalBytes > 0 ? ProgressBar(totalBytes: totalBytes, write: diagnostics) : nil

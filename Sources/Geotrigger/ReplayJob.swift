@@ -88,6 +88,8 @@ struct JobResult {
 struct JobSetup {
     /// The run's index's regions, in its order (`givenOrder` says where each was given).
     var regions: [Region]
+    /// The regions' ids as events write them, shared by every job's writer.
+    var ids: IDSlots
     var givenOrder: RegionOrder
     var hysteresis: Hysteresis
     var tree: SpatialIndexKind
@@ -134,7 +136,7 @@ final class ReplayJob {
         } catch {
             preconditionFailure("replay job \(job): \(error)")
         }
-        writer = EventWriter(output: memory, devices: engine.monitor.devices, regions: setup.regions,
+        writer = EventWriter(output: memory, devices: engine.monitor.devices, regions: setup.regions, ids: setup.ids,
                              echoProperties: setup.echoProperties)
         writeState = setup.writeState
         engine.output = Output(job: self)

@@ -15,11 +15,11 @@ import GeotriggerScheduling
 /// the timer's (due, queue, rank); the merge, also on this thread, puts the records back in that
 /// order, reports rejected records in input order and stops `--strict` at the first one.
 extension Replay {
-    func runJobs(index: RegionIndex, requests: [NotificationRequest], readings merged: MergedReadings,
+    func runJobs(index: RegionIndex, ids: IDSlots, requests: [NotificationRequest], readings merged: MergedReadings,
                  output: OutputFile, rejects: OutputFile?, totalBytes: Int) throws {
         let config = configuration
         let jobs = config.jobs
-        let setup = JobSetup(regions: index.regions,
+        let setup = JobSetup(regions: index.regions, ids: ids,
                              givenOrder: index.givenPositions.map { .reordered(givenPositions: $0) } ?? .given,
                              hysteresis: config.hysteresis, tree: config.tree,
                              monitor: config.monitor,

@@ -107,3 +107,20 @@ public struct PodList<Element> {
         room = 0
     }
 }
+
+extension PodList where Element == UInt64 {
+    /// Appends `base | k` for each bit k set in the 16-bit `mask`, in order, with no branch on
+    /// the bits: all 16 are written and the count moves by each bit (a loop over the set bits
+    /// mispredicts its exit whenever their number changes, as it does fix to fix).
+    @inlinable @inline(__always)
+    public mutating func appendBits(_ mask: UInt32, base: UInt64) {
+        reserve(Int(used) + 16)
+        let out = storage.unsafelyUnwrapped + Int(used)
+        var w = 0
+        for k in 0..<16 {
+            out[w] = base | UInt64(k)
+            w &+= Int((mask >> UInt32(k)) & 1)
+        }
+        used &+= Int32(w)
+    }
+}

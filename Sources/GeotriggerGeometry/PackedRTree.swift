@@ -175,7 +175,8 @@ public final class PackedRTree {
                         }
                     }
                     level -= 1
-                    // The level below's blocks, four lines each, asked for together.
+                    // The level below's blocks, four lines each, asked for together; for leaves,
+                    // also their items (64 bytes a block, on at most two lines), read for each hit.
                     let below = UnsafeRawPointer(blocks + 4 * size * blockStarts[level])
                     for f in 0..<Int(next.count) {
                         let block = below + 16 * size * Int(next[f])
@@ -183,6 +184,11 @@ public final class PackedRTree {
                         geotrigger_prefetch(block + 64)
                         geotrigger_prefetch(block + 128)
                         geotrigger_prefetch(block + 192)
+                        if level == 0 {
+                            let first = UnsafeRawPointer(items.baseAddress.unsafelyUnwrapped + size * Int(next[f]))
+                            geotrigger_prefetch(first)
+                            geotrigger_prefetch(first + 4 * size - 1)
+                        }
                     }
                     swap(&frontier, &next)
                 }

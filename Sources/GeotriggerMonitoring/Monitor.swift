@@ -514,11 +514,19 @@ public final class Monitor {
         /// The retests' due entries, fix by fix: the fix in the high half, the entry of its
         /// device's neighbourhood in the low.
         var due = PodList<UInt64>()
-        /// The crossings the retests found, fix by fix (`crossingEnds[k]`: the end of fix k's),
-        /// each an entry of the device's neighbourhood shifted left by one, the low bit set when
-        /// the device leaves.
+        /// The crossings the retests found, fix by fix (fix k's from `crossingBounds[k]` up to
+        /// `crossingBounds[k + 1]`), each an entry of the device's neighbourhood shifted left by
+        /// one, the low bit set when the device leaves.
         var crossings = PodList<Int32>()
-        let crossingEnds = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+        let crossingBounds = UnsafeMutablePointer<Int32>.allocate(capacity: capacity + 1)
+        /// The fixes each later stage works on, in batch order, listed without a branch as the
+        /// stage before decides them (a loop over all fixes that skipped the others branched on
+        /// each fix's stage, which no predictor can learn): those needing a position, the
+        /// retests, the refreshes, and those with events or refreshes in the last stage.
+        let positioned = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        let retests = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        let refreshes = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        let finals = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
         /// Per refresh: its plan, and where its candidates lie in `candidates` (start -1: the
         /// index gave none, near a pole or the antimeridian).
         let plans = UnsafeMutablePointer<RefreshPlan>.allocate(capacity: capacity)
@@ -541,7 +549,8 @@ public final class Monitor {
         mutating func free() {
             devices.deallocate(); seen.deallocate(); times.deallocate(); coordinates.deallocate(); accuracies.deallocate()
             stages.deallocate(); points.deallocate(); steps.deallocate(); moved.deallocate(); safe.deallocate()
-            crossingEnds.deallocate()
+            crossingBounds.deallocate()
+            positioned.deallocate(); retests.deallocate(); refreshes.deallocate(); finals.deallocate()
             plans.deallocate(); candidateStarts.deallocate(); candidateCounts.deallocate()
             due.free()
             crossings.free()
@@ -593,6 +602,7 @@ public final class Monitor {
         batch.count = 0
         batch.seen.update(repeating: 0, count: 4)
         var ignored = 0
+        var positioned = 0, retests = 0, refreshes = 0
         // Stage 1: clocks, accuracy, skip tests; retests add their step to the odometer, and
         // their neighbourhoods are asked for.
         for k in 0..<n {
@@ -612,15 +622,24 @@ public final class Monitor {
             case .refresh(let first):
                 batch.stages[k] = first ? .firstRefresh : .refresh
             }
+            let stage = batch.stages[k]
+            batch.positioned[positioned] = UInt8(k)
+            positioned &+= stage != .done ? 1 : 0
+            batch.retests[retests] = UInt8(k)
+            retests &+= stage == .retest ? 1 : 0
+            batch.refreshes[refreshes] = UInt8(k)
+            refreshes &+= stage == .refresh || stage == .firstRefresh ? 1 : 0
         }
         // Stage 2: the positions of the fixes that need one.
-        for k in 0..<n where batch.stages[k] != .done {
+        for j in 0..<positioned {
+            let k = Int(batch.positioned[j])
             batch.points[k] = GeoPoint(batch.coordinates[k])
         }
         // Stage 3: the retests' due entries, their regions' lines asked for; then the tests,
         // each entry rewritten and each change of decision kept for the last stage.
         batch.due.removeAll()
-        for k in 0..<n where batch.stages[k] == .retest {
+        for j in 0..<retests {
+            let k = Int(batch.retests[j])
             let di = Int(batch.devices[k])
             let near = states[di].near
             let odometer = states[di].odometer
@@ -629,45 +648,43 @@ public final class Monitor {
             // The smallest clearance not due: those regions keep their decision until then.
             var rest = Float.infinity
             for b in 0..<near.blocks {
-                var due = near.due(block: b, limit: limit, rest: &rest)
-                while due != 0 {
-                    let i = 16 * b + due.trailingZeroBitCount
-                    due &= due - 1
-                    index.prefetch(NearRegion.region(ofKey: near.keys[i]))
-                    batch.due.append(UInt64(k) << 32 | UInt64(i))
-                }
+                batch.due.appendBits(near.due(block: b, limit: limit, rest: &rest), base: UInt64(k) << 32 | UInt64(16 * b))
             }
             batch.safe[k] = Double(rest) - odometer
         }
+        // The due regions' lines, asked for in one loop over the batch's entries.
+        for e in 0..<Int(batch.due.count) {
+            let entry = batch.due[e]
+            let near = states[Int(batch.devices[Int(entry >> 32)])].near
+            index.prefetch(NearRegion.region(ofKey: near.keys[Int(entry & 0xFFFF_FFFF)]))
+        }
         batch.crossings.removeAll()
-        var crossingsOf = 0  // the fix whose crossings are being added
+        // Each fix's crossings counted, then summed into ends: no branch on how many fixes lie
+        // between one due entry and the next.
+        batch.crossingBounds.update(repeating: 0, count: n + 1)
         for e in 0..<Int(batch.due.count) {
             let entry = batch.due[e]
             let k = Int(entry >> 32), i = Int(entry & 0xFFFF_FFFF)
-            while crossingsOf < k {
-                batch.crossingEnds[crossingsOf] = batch.crossings.count
-                crossingsOf += 1
-            }
             let di = Int(batch.devices[k])
             let e = retestEntry(states[di].near, i, batch.points[k], odometer: states[di].odometer)
             batch.safe[k] = min(batch.safe[k], e.clearance)
             if e.inside != e.visited {
                 batch.crossings.append(Int32(i) << 1 | (e.visited ? 1 : 0))
+                batch.crossingBounds[k + 1] += 1
                 states[di].visits.prefetchAll()
                 prefetchForEvent(e.region)
             }
         }
-        while crossingsOf < n {
-            batch.crossingEnds[crossingsOf] = batch.crossings.count
-            crossingsOf += 1
-        }
-        for k in 0..<n where batch.stages[k] == .retest {
+        for k in 0..<n { batch.crossingBounds[k + 1] += batch.crossingBounds[k] }
+        for j in 0..<retests {
+            let k = Int(batch.retests[j])
             let di = Int(batch.devices[k])
             setAnchor(di, batch.points[k], safe: min(batch.safe[k], Double(states[di].reach) - batch.moved[k]))
         }
         // The refreshes' queries, their candidates' lines asked for.
         batch.candidates.removeAll()
-        for k in 0..<n where batch.stages[k] == .refresh || batch.stages[k] == .firstRefresh {
+        for j in 0..<refreshes {
+            let k = Int(batch.refreshes[j])
             let di = Int(batch.devices[k]), q = batch.points[k]
             let plan = refreshPlan(di, batch.times[k], q, step: batch.steps[k])
             batch.plans[k] = plan
@@ -681,12 +698,17 @@ public final class Monitor {
             index.warm(box)
         }
         // Stage 4, in the fixes' order: crossings' events, refreshes.
-        var start: Int32 = 0
+        var finals = 0
         for k in 0..<n {
-            let end = batch.crossingEnds[k]
-            defer { start = end }
+            let stage = batch.stages[k].rawValue
+            let crossed = batch.crossingBounds[k + 1] != batch.crossingBounds[k]
+            batch.finals[finals] = UInt8(k)
+            finals &+= (stage >= FixBatch.Stage.refresh.rawValue ? 1 : 0) | (crossed ? 1 : 0)
+        }
+        for j in 0..<finals {
+            let k = Int(batch.finals[j])
+            let start = batch.crossingBounds[k], end = batch.crossingBounds[k + 1]
             let stage = batch.stages[k]
-            if stage == .done || stage == .retest && start == end { continue }
             let d = batch.devices[k], di = Int(d), t = batch.times[k], q = batch.points[k]
             switch stage {
             case .retest:

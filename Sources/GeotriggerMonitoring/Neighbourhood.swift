@@ -92,13 +92,17 @@ struct Neighbourhood {
         room = Int32(padded)
     }
 
-    /// Prefetches the first block's clearances and keys (one line each; most lists fit in one
-    /// block), with no branch on the list's length.
+    /// Prefetches the first block's clearances and keys, with no branch on the list's length:
+    /// the first and last byte of each, as a list of up to 16 entries (most are) may straddle a
+    /// line (its buffer is 16-byte aligned), so the retests that follow miss on neither.
     @inline(__always)
     func prefetch() {
         guard let storage else { return }
+        let bytes = min(Int(room), 16) * 4
         geotrigger_prefetch(storage)
+        geotrigger_prefetch(storage + (bytes - 1))
         geotrigger_prefetch(storage + Int(room) * 4)
+        geotrigger_prefetch(storage + (Int(room) * 4 + bytes - 1))
     }
 
     mutating func free() {

@@ -1,3 +1,4 @@
+import CBoxes
 import CPrefetch
 
 /// A device's visits in region order: 8 bytes a visit, as two arrays in one buffer, the keys
@@ -77,11 +78,16 @@ struct VisitList {
         // An empty list may have no buffer yet: form no pointer into it.
         guard lo < hi else { return lo }
         let k = keys, target = Self.firstKey(of: r)
-        while lo < hi {
-            let mid = (lo + hi) >> 1
-            if k[mid] < target { lo = mid + 1 } else { hi = mid }
+        // The answer lies in lo...lo + n; each step halves n with a select, not a branch on the
+        // comparison (which a list's random regions make unpredictable), so the only branch is
+        // the loop's, whose count depends on the length alone.
+        var n = hi - lo
+        while n > 1 {
+            let half = n >> 1
+            lo = geotrigger_step_if_below(lo, half, k[lo &+ half], target)
+            n &-= half
         }
-        return lo
+        return geotrigger_step_if_below(lo, 1, k[lo], target)
     }
 
     /// The position of region `r`'s visit, or nil.

@@ -92,4 +92,20 @@ static inline int geotrigger_contains_i32(const int32_t *a, int32_t n, int32_t v
     return 0;
 }
 
+/// `base + step` when a < b (unsigned), else `base`, by a conditional move: for a binary search
+/// over random keys, whose comparisons no predictor can learn. In C with the move written out,
+/// because the compiler turns a select in a loop back into a branch (LLVM's x86 cmov conversion).
+static inline long geotrigger_step_if_below(long base, long step, uint32_t a, uint32_t b) {
+#if defined(__x86_64__)
+    const long moved = base + step;
+    __asm__("cmpl %[b], %[a]\n\tcmovbq %[moved], %[base]"
+            : [base] "+r"(base)
+            : [moved] "r"(moved), [a] "r"(a), [b] "r"(b)
+            : "cc");
+    return base;
+#else
+    return a < b ? base + step : base;
+#endif
+}
+
 #endif
