@@ -124,3 +124,33 @@ extension PodList where Element == UInt64 {
         used &+= Int32(w)
     }
 }
+
+extension PodList where Element == Int32 {
+    /// Appends `base + k` for each bit k set in the 16-bit `mask`, in order, with no branch on
+    /// the bits (as `appendBits`).
+    @inlinable @inline(__always)
+    public mutating func appendBits(_ mask: UInt32, base: Int32) {
+        reserve(Int(used) + 16)
+        let out = storage.unsafelyUnwrapped + Int(used)
+        var w = 0
+        for k in 0..<16 {
+            out[w] = base &+ Int32(k)
+            w &+= Int((mask >> UInt32(k)) & 1)
+        }
+        used &+= Int32(w)
+    }
+
+    /// Appends `values[k]` for each bit k set in the 16-bit `mask`, in order, with no branch on
+    /// the bits: all 16 of `values` are read.
+    @inlinable @inline(__always)
+    public mutating func appendBits(_ mask: UInt32, of values: UnsafePointer<Int32>) {
+        reserve(Int(used) + 16)
+        let out = storage.unsafelyUnwrapped + Int(used)
+        var w = 0
+        for k in 0..<16 {
+            out[w] = values[k]
+            w &+= Int((mask >> UInt32(k)) & 1)
+        }
+        used &+= Int32(w)
+    }
+}

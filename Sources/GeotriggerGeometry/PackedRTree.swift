@@ -24,8 +24,9 @@ public final class PackedRTree {
     /// is the union of its children's (the block below with its number), so a leaf that meets
     /// the (rounded) query box is reached whatever the tree's shape.
     private let blocks: UnsafeMutablePointer<Float>
-    /// The item of each leaf.
+    /// The item of each leaf, then -1 up to a whole block (a query reads a block's 16 at once).
     private let items: [Int32]
+    private let itemCount: Int
     /// Where each level starts, in blocks; the root's level is the last.
     private let blockStarts: [Int]
     private let results = ResultBuffer()
@@ -127,6 +128,10 @@ public final class PackedRTree {
             }
         }
         self.blocks = blocks
+        itemCount = n
+        let padding = (Self.nodeSize - n % Self.nodeSize) % Self.nodeSize
+        items.reserveCapacity(n + padding)  // exactly: appending alone could double the buffer
+        items.append(contentsOf: repeatElement(-1, count: padding))
         self.items = items
         self.blockStarts = blockStarts
         frontier.reserve(64)
@@ -139,7 +144,7 @@ public final class PackedRTree {
         UnsafeMutableRawPointer(blocks).deallocate()
     }
 
-    public var count: Int { items.count }
+    public var count: Int { itemCount }
 
     /// Items whose box meets [minX, maxX] × [minY, maxY] (closed), in leaf order (ascending when
     /// the items were numbered by `Builder.hilbertOrder` and none has two boxes); with
@@ -153,7 +158,7 @@ public final class PackedRTree {
         -> UnsafeMutableBufferPointer<Int32>
     {
         if !appending { results.removeAll() }
-        guard items.count > 0 else { return results.contents }
+        guard itemCount > 0 else { return results.contents }
         // The query box is rounded outwards like the boxes: whatever meets it in Doubles meets
         // it in Floats.
         let qMinX = Float.below(minX), qMinY = Float.below(minY), qMaxX = Float.above(maxX), qMaxY = Float.above(maxY)
@@ -168,11 +173,10 @@ public final class PackedRTree {
                     let base = blocks + 4 * size * blockStarts[level]
                     for f in 0..<Int(frontier.count) {
                         let block = Int(frontier[f])
-                        var mask = geotrigger_meets16(base + 4 * size * block, qMinX, qMinY, qMaxX, qMaxY)
-                        while mask != 0 {
-                            next.append(Int32(block * size + mask.trailingZeroBitCount))
-                            mask &= mask - 1
-                        }
+                        // Every hit kept with no branch on how many there are (their number
+                        // varies block to block, and a loop over them mispredicted its exit).
+                        next.appendBits(geotrigger_meets16(base + 4 * size * block, qMinX, qMinY, qMaxX, qMaxY),
+                                        base: Int32(block * size))
                     }
                     level -= 1
                     // The level below's blocks, four lines each, asked for together; for leaves,
@@ -195,11 +199,8 @@ public final class PackedRTree {
                 let leaves = blocks + 4 * size * blockStarts[0]
                 for f in 0..<Int(frontier.count) {
                     let block = Int(frontier[f])
-                    var mask = geotrigger_meets16(leaves + 4 * size * block, qMinX, qMinY, qMaxX, qMaxY)
-                    while mask != 0 {
-                        results.append(items[block * size + mask.trailingZeroBitCount])
-                        mask &= mask - 1
-                    }
+                    results.appendBits(geotrigger_meets16(leaves + 4 * size * block, qMinX, qMinY, qMaxX, qMaxY),
+                                       of: items.baseAddress.unsafelyUnwrapped + block * size)
                 }
             }
         }

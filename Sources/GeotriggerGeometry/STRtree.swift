@@ -79,6 +79,11 @@ final class ResultBuffer {
 
     @inline(__always) func append(_ v: Int32) { items.append(v) }
 
+    /// Appends `values[k]` for each bit k of the 16-bit `mask` (`PodList.appendBits`).
+    @inline(__always) func appendBits(_ mask: UInt32, of values: UnsafePointer<Int32>) {
+        items.appendBits(mask, of: values)
+    }
+
     /// Empties the buffer (keeping its storage).
     @inline(__always) func removeAll() { items.removeAll() }
 

@@ -160,7 +160,7 @@ public final class Monitor {
         /// Rounds down, so the stored clearance stays a lower bound.
         init(region: Int32, inside: Bool, clearance: Double) {
             self.key = UInt32(bitPattern: region) << 1 | (inside ? 1 : 0)
-            self.clearance = .below(max(0, clearance))
+            self.clearance = .belowNonNegative(max(0, clearance))
         }
 
         @inline(__always) init(key: UInt32, clearance: Float) {
@@ -644,7 +644,7 @@ public final class Monitor {
             let near = states[di].near
             let odometer = states[di].odometer
             // For a Float c, c ≤ odometer exactly when c ≤ the largest Float not above it.
-            let limit = Float.below(odometer)
+            let limit = Float.belowNonNegative(odometer)
             // The smallest clearance not due: those regions keep their decision until then.
             var rest = Float.infinity
             for b in 0..<near.blocks {
@@ -801,7 +801,7 @@ public final class Monitor {
         // A view of the list: nothing below reallocates it.
         let near = states[di].near
         // For a Float c, c ≤ odometer exactly when c ≤ the largest Float not above it.
-        let limit = Float.below(odometer)
+        let limit = Float.belowNonNegative(odometer)
         // The smallest clearance not due: those regions keep their decision until then.
         var rest = Float.infinity
         var safe = Double.infinity
