@@ -402,11 +402,7 @@ public final class RegionIndex {
     @inlinable @inline(__always)
     public func test(_ r: Int, _ q: GeoPoint, visited: Bool) -> (inside: Bool, clearance: Double) {
         precondition(r >= 0 && r < count)
-        let h = hot[r]
-        let c2 = h.chord2(q)
-        let decided = visited ? h.isBeyondExit(chord2: c2).map { !$0 } : h.isInside(chord2: c2)
-        let inside = decided ?? (visited ? !isBeyondExit(r, q) : isInside(r, q))
-        return (inside, h.clearance(chord2: c2, inside: inside))
+        return retest(r, q, visited: visited)
     }
 
     /// Whether `q` (the point of the last `candidates` call) is inside region `r`: geodesic

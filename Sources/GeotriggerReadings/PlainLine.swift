@@ -156,7 +156,7 @@ enum PlainLine {
         guard p[end] | 0x20 != UInt8(ascii: "e") else { return -1 }
         // m < 10¹⁵ converts exactly, and as a signed integer in one instruction.
         let exact = Double(Int64(bitPattern: m))
-        let magnitude = scale == 0 ? exact : exact / NumberParser.pow10(scale)
+        let magnitude = scale == 0 ? exact : exact / NumberParser.pow10Small(scale)
         value = negative ? -magnitude : magnitude
         return end
     }

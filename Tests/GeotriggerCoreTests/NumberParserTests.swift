@@ -26,6 +26,14 @@ import Testing
         #expect(got!.1 == s.utf8.count)
     }
 
+    /// The plain-line parsers divide by `pow10Small` (no branch): the same powers, exactly.
+    @Test func smallPowersOfTenAreExact() {
+        for k in 0...7 {
+            #expect(NumberParser.pow10Small(k) == NumberParser.pow10(k))
+            #expect(NumberParser.pow10Small(k) == Double(NumberParser.pow10Int(k)))
+        }
+    }
+
     @Test func negativeZeroKeepsItsSign() {
         #expect(parse("-0")!.0.sign == .minus)
         #expect(parse("-0.0e5")!.0.sign == .minus)
