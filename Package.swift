@@ -24,7 +24,7 @@ let package = Package(
         // A cache prefetch hint for the hot path (Swift has no intrinsic for it).
         .target(name: "CPrefetch"),
         // glibc's sincos, which Swift's Glibc module does not export (a fix's unit vector).
-        .target(name: "CMath", cSettings: [.unsafeFlags(["-gdwarf-4"])]),
+        .target(name: "CMath"),
         // Sixteen comparisons at once (SSE compare and movemask): box tests for the packed R-tree,
         // due clearances for a device's neighbourhood.
         .target(name: "CBoxes"),

@@ -67,17 +67,12 @@ public struct GeoPoint: Sendable {
 }
 
 /// sin x and cos x for |x| ≤ 3.2 (every latitude and longitude in radians), inlined: a Cody–Waite
-/// reduction by the nearest multiple k·π/1440 (steps of 1/8°; π/1440 split so k·π/1440's head is
-/// exact), the step's sine and cosine from a table (`geotrigger_sincos_step`: the doubles nearest
-/// the exact values, 47 KB, of which a city's fixes read a few lines), and the angle-sum formulas
-/// with the remainder's Taylor series on |r| ≤ 1.1·10⁻³ (the first terms left out are
-/// r⁷/5040 < 4·10⁻²⁵ and r⁶/720 < 3·10⁻²¹). Two short polynomials after one load, where a
-/// reduction by π/2 needed fdlibm's two of degree 13 and 14: a fix's position costs 8 % fewer
-/// instructions, and its chain of dependent operations is shorter. Results are within 1e-15 of
-/// the exact values (a test holds them to glibc's sin and cos over two million arguments and
-/// around every step's edges): they move a fix's coordinates by at most 6.4·10⁻⁹ m, far inside
-/// the chord's error allowance of 10⁻⁶ m (`GeodesicCircle.chordError`), so every decision is
-/// still one the exact distance makes. Elsewhere (NaN, larger arguments) glibc's sincos.
+/// reduction by the nearest multiple k·π/2 (k in −2…2, π/2 split so k·π/2's head is exact), then
+/// fdlibm's kernel polynomials on |r| ≤ π/4 + 1e-15 (`__kernel_sin`, `__kernel_cos`: errors under
+/// 2⁻⁵⁸ relative). Results are within 1e-15 of the exact values (a test holds them to glibc's
+/// sin and cos over 10⁷ arguments): they move a fix's coordinates by at most 6.4·10⁻⁹ m, far
+/// inside the chord's error allowance of 10⁻⁶ m (`GeodesicCircle.chordError`), so every decision
+/// is still one the exact distance makes. Elsewhere (NaN, larger arguments) glibc's sincos.
 @inlinable @inline(__always)
 func sinCos(_ x: Double) -> (sin: Double, cos: Double) {
     guard abs(x) <= 3.2 else {
@@ -86,19 +81,19 @@ func sinCos(_ x: Double) -> (sin: Double, cos: Double) {
         return (s, c)
     }
     // The nearest integer (ties to even) by adding and subtracting 1.5·2⁵²: no libm call. Any
-    // integer within ½ of x·1440/π would do; |k| ≤ 1467 here.
+    // integer within ½ of x·2/π would do; |x·2/π| ≤ 2.1 here.
     let shifter = 6_755_399_441_055_744.0
-    let k = (x * 458.36623610465860 + shifter) - shifter
-    // π/1440 = stepHead + stepTail (to 2·10⁻²⁹); the head has 32 significant bits, so k·stepHead
-    // is exact, and so is x − k·stepHead (Sterbenz).
-    let stepHead = 0.002181661564463866, stepTail = 5.290460279015732e-13
-    let r = (x - k * stepHead) - k * stepTail
-    let entry = geotrigger_sincos_step(Int(k))!
-    let s0 = entry[0], c0 = entry[1]
-    let z = r * r
-    let sinR = r + r * z * (-1.0 / 6 + z * (1.0 / 120))
-    let cosRMinusOne = z * (-0.5 + z * (1.0 / 24))
-    return (s0 + (c0 * sinR + s0 * cosRMinusOne), c0 + (c0 * cosRMinusOne - s0 * sinR))
+    let k = (x * (2 / Double.pi) + shifter) - shifter
+    // π/2 = pio2Head + pio2Tail; the head has 33 significant bits, so k·pio2Head is exact.
+    let pio2Head = 1.57079632673412561417e+00, pio2Tail = 6.07710050650619224932e-11
+    let r = (x - k * pio2Head) - k * pio2Tail
+    let sinR = kernelSin(r), cosR = kernelCos(r)
+    switch Int(k) & 3 {
+    case 0: return (sinR, cosR)
+    case 1: return (cosR, -sinR)
+    case 2: return (-sinR, -cosR)
+    default: return (-cosR, sinR)
+    }
 }
 
 /// A geodesic circle on the WGS84 ellipsoid with an exit radius for hysteresis.
