@@ -123,6 +123,10 @@ final class ReplayJob {
     /// Global device id → this engine's id (-1: not this job's), and back.
     private var localOf: [Int32] = []
     private var globalOf: [Int32] = []
+    /// While the monitor's batch is applied: the sequence number of each batched device's fix
+    /// (by this engine's id), which tags that fix's events. The devices of a batch are distinct.
+    private var batchSeqs: [Int] = []
+    private var applyingBatch = false
 
     /// Builds the index (unless handed one) and the engine; call on the job's own thread.
     init(job: Int, setup: JobSetup, index: RegionIndex? = nil) {
@@ -179,12 +183,36 @@ final class ReplayJob {
             globalOf.append(g)
             engine.monitor.devices.setRank(d, UInt64(g))
         }
+        let monitor = engine.monitor
+        // Fixes go through the monitor's batches where the engine allows, as in a one-thread
+        // replay (`Engine.batchesFixes`); the batch is applied before anything else is.
+        var batching = engine.batchesFixes
+        if batchSeqs.count < globalOf.count { batchSeqs.append(contentsOf: repeatElement(0, count: globalOf.count - batchSeqs.count)) }
         for item in batch.items {
-            seq = item.seq
             let d = item.kind == .tick ? -1 : localOf[Int(item.device)]
+            if item.kind == .fix {
+                let p = Coordinate(latitude: item.a, longitude: item.b)
+                if batching {
+                    if monitor.batchAppend(device: d, t: item.t, at: p, accuracy: item.c) {
+                        batchSeqs[Int(d)] = item.seq
+                        continue
+                    }
+                    applyBatch()
+                    if monitor.batchAppend(device: d, t: item.t, at: p, accuracy: item.c) {
+                        batchSeqs[Int(d)] = item.seq
+                        continue
+                    }
+                }
+                seq = item.seq
+                _ = engine.fix(device: d, t: item.t, at: p, accuracy: item.c)
+                continue
+            }
+            applyBatch()
+            defer { batching = engine.batchesFixes }
+            seq = item.seq
             switch item.kind {
             case .fix:
-                _ = engine.fix(device: d, t: item.t, at: Coordinate(latitude: item.a, longitude: item.b), accuracy: item.c)
+                break
             case .sighting:
                 _ = engine.sighting(device: d, t: item.t, beacon: item.beacon, rssi: item.a, tx: item.b)
             case .control:
@@ -207,6 +235,15 @@ final class ReplayJob {
                 engine.tick(to: item.t)
             }
         }
+        applyBatch()
+    }
+
+    /// Applies the monitor's batch, each event tagged with its own fix's sequence number.
+    private func applyBatch() {
+        guard engine.monitor.batchCount > 0 else { return }
+        applyingBatch = true
+        _ = engine.monitor.applyBatch()
+        applyingBatch = false
     }
 
     private func stateEntries() -> [(device: Int32, bytes: [UInt8])] {
@@ -230,11 +267,13 @@ final class ReplayJob {
 
 extension ReplayJob {
     func regionEvent(_ event: RegionEvent) {
+        if applyingBatch { seq = batchSeqs[Int(event.device)] }
         writer.regionEvent(event)
         tag(device: event.device)
     }
 
     func delivery(_ delivery: Delivery) {
+        if applyingBatch { seq = batchSeqs[Int(delivery.device)] }
         writer.delivery(delivery)
         tag(device: delivery.device)
     }

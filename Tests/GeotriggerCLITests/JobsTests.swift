@@ -140,6 +140,41 @@ struct JobsTests {
         #expect(one.status == 0 && one.events.contains(c.expected), "\(one)")
     }
 
+    /// With no requests file, no dwell and no time triggers, fixes go through the monitor's
+    /// batches in each job too; location requests added by control records then deliver from
+    /// inside a batch, and each event and delivery must keep its own fix's place in the output.
+    @Test("batched fixes in every job: location deliveries from requests added mid-stream")
+    func batchedDeliveries() throws {
+        let dir = try CLI.temporaryDirectory()
+        let s = try Self.scenario(.city, seed: 11, regions: 3000, devices: 150, seconds: 90, in: dir)
+        // The regions each device enters, from a plain replay: the requests are made for them.
+        let plain = try Self.replay(["--regions", s.regions, s.readings], jobs: 1, in: dir)
+        var entered: [Substring: [Substring]] = [:]
+        for line in plain.events.split(separator: "\n") where line.contains("\"enter\"") {
+            let fields = line.split(separator: "\"")  // …"device":"d12","region":"r34",…
+            entered[fields[11], default: []].append(fields[15])
+        }
+        var text = ""
+        var added = Set<Substring>()
+        for line in try String(contentsOfFile: s.readings, encoding: .utf8).split(separator: "\n") {
+            let device = line.split(separator: "\"")[5]
+            // Before each device's first fix, a control record per region it will enter, skipping
+            // every third so that some enters deliver and some do not.
+            if added.insert(device).inserted {
+                let t = line.dropFirst(5).prefix { $0 != "," }
+                for (k, r) in (entered[device] ?? []).enumerated() where k % 3 != 2 {
+                    text += #"{"t":\#(t),"device":"\#(device)","op":"add","request":{"id":"at-\#(r)","content":{"title":"\#(r)"},"trigger":{"type":"location","region":"\#(r)","notifyOnExit":true}}}"# + "\n"
+                }
+            }
+            text += line + "\n"
+        }
+        let path = dir.appendingPathComponent("with-requests.ndjson").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let one = try Self.expectSameForEveryJobCount(["--regions", s.regions, path], in: dir)
+        #expect(one.status == 0, "\(one)")
+        #expect(one.events.contains("\"trigger\":\"location\""), "no location delivery: the case tests less than it should")
+    }
+
     @Test("requests, control records, bad and out-of-order records, two input files, fractional times")
     func mixed() throws {
         let (dir, s, requests, inputs) = try Self.mixedCase()
