@@ -44,25 +44,20 @@ extension Replay {
             for thread in threads { thread.join() }
         }
 
-        let devices = DeviceTable()
-        var owner: [Int] = []
-        var last: [Double] = []
-        var clock = -Double.infinity
-        var batches = [JobBatch](repeating: JobBatch(), count: jobs)
-        var seq = 0
-        var sinceFlush = 0
+        // The routing state, in an object so the plain lane's closure reaches it through one
+        // pointer, without boxes or dynamic exclusivity checks.
+        let rd = JobReader(jobs: jobs)
         let flushEvery = 8192 * jobs
         var snapshots: [Int: ReplayStatistics] = [:]
         var reported = 0
         let maxAccuracy = config.monitor.maxAccuracy
         let progress = config.progress && totalBytes > 0 ? ProgressBar(totalBytes: totalBytes, write: diagnostics) : nil
-        var sinceProgress = 0
 
         func flush() throws {
             for j in 0..<jobs {
-                batches[j].through = seq
-                inputs[j].push(batches[j])
-                batches[j] = JobBatch()
+                rd.batches[j].through = rd.seq
+                inputs[j].push(rd.batches[j])
+                rd.batches[j] = JobBatch()
             }
             try merge.drain(results.popAll(), into: output, replay: self, rejects: rejects, reported: &reported)
         }
@@ -71,40 +66,96 @@ extension Replay {
             statistics.reject(reason)
             let place = "\(source.sourceName):\(source.lineNumber)"
             if config.strict {
-                merge.readerStop = (seq, "\(place): \(Self.message(reason, nil))")
+                merge.readerStop = (rd.seq, "\(place): \(Self.message(reason, nil))")
                 return false
             }
-            merge.rejections.append(PendingRejection(seq: seq, reason: reason, place: place, line: Array(line), byJob: false))
+            merge.rejections.append(PendingRejection(seq: rd.seq, reason: reason, place: place, line: Array(line), byJob: false))
             return true
         }
 
+        // One NDJSON or CSV input (the usual case): runs of plain fix lines are routed straight
+        // from the decoder's buffer (`drainPlainFixes`), as the one-thread replay reads them,
+        // without a `Reading` copied through the merge for each.
+        typealias PlainBody = (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+                               _ longitude: Double, _ accuracy: Double) -> Bool
+        let lane: ((PlainBody) -> Void)?
+        if merged.sources.count == 1, let d = merged.sources[0] as? NDJSONDecoder {
+            lane = { d.drainPlainFixes($0) }
+        } else if merged.sources.count == 1, let d = merged.sources[0] as? CSVDecoder {
+            lane = { d.drainPlainFixes($0) }
+        } else {
+            lane = nil
+        }
+
         readLoop: while true {
+            if let lane {
+                lane { t, name, latitude, longitude, accuracy in
+                    rd.seq += 1
+                    let (g, isNew) = rd.devices.intern(name)
+                    if isNew {
+                        rd.owner.append(Int(DeviceTable.fnv1a(name) % UInt64(jobs)))
+                        rd.last.append(-.infinity)
+                        rd.batches[rd.owner[Int(g)]].names.append((g, Array(name)))
+                    }
+                    if t < rd.last[Int(g)] {
+                        rd.laneRejected = true
+                        return false
+                    }
+                    rd.last[Int(g)] = t
+                    let j = rd.owner[Int(g)]
+                    if t > rd.clock {
+                        rd.clock = t
+                        for k in 0..<jobs where k != j { rd.batches[k].items.append(JobItem(kind: .tick, seq: rd.seq, t: t)) }
+                    }
+                    rd.batches[j].items.append(JobItem(kind: .fix, device: g, seq: rd.seq, t: t, a: latitude, b: longitude, c: accuracy))
+                    statistics.fixes += 1
+                    if maxAccuracy > 0 && accuracy > maxAccuracy { statistics.ignoredForAccuracy += 1 }
+                    rd.sinceFlush += 1
+                    rd.sinceProgress += 1
+                    return rd.sinceFlush < flushEvery && rd.sinceProgress < 4096
+                }
+                if rd.laneRejected {
+                    rd.laneRejected = false
+                    if !reject(.outOfOrder, source: merged.currentSource, line: merged.rejectedLine) { break readLoop }
+                    rd.sinceFlush += 1
+                    rd.sinceProgress += 1
+                }
+                if rd.sinceFlush >= flushEvery {
+                    rd.sinceFlush = 0
+                    try flush()
+                    if merge.jobStop != nil { break }
+                }
+                if let progress, rd.sinceProgress >= 4096 {
+                    rd.sinceProgress = 0
+                    progress.update(bytes: merged.bytesRead, records: statistics.records)
+                }
+            }
             switch merged.next().step {
             case .end:
                 break readLoop
             case .rejected(let reason):
-                seq += 1
+                rd.seq += 1
                 if !reject(reason, source: merged.currentSource, line: merged.rejectedLine) { break readLoop }
             case .reading:
-                seq += 1
+                rd.seq += 1
                 let r = merged.current
-                let (g, isNew) = devices.intern(r.device)
+                let (g, isNew) = rd.devices.intern(r.device)
                 if isNew {
-                    owner.append(Int(DeviceTable.fnv1a(r.device) % UInt64(jobs)))
-                    last.append(-.infinity)
-                    batches[owner[Int(g)]].names.append((g, Array(r.device)))
+                    rd.owner.append(Int(DeviceTable.fnv1a(r.device) % UInt64(jobs)))
+                    rd.last.append(-.infinity)
+                    rd.batches[rd.owner[Int(g)]].names.append((g, Array(r.device)))
                 }
-                if r.t < last[Int(g)] {
+                if r.t < rd.last[Int(g)] {
                     if !reject(.outOfOrder, source: merged.currentSource, line: r.line) { break readLoop }
                     break
                 }
-                last[Int(g)] = r.t
-                let j = owner[Int(g)]
-                if r.t > clock {
-                    clock = r.t
-                    for k in 0..<jobs where k != j { batches[k].items.append(JobItem(kind: .tick, seq: seq, t: r.t)) }
+                rd.last[Int(g)] = r.t
+                let j = rd.owner[Int(g)]
+                if r.t > rd.clock {
+                    rd.clock = r.t
+                    for k in 0..<jobs where k != j { rd.batches[k].items.append(JobItem(kind: .tick, seq: rd.seq, t: r.t)) }
                 }
-                var item = JobItem(kind: .fix, device: g, seq: seq, t: r.t)
+                var item = JobItem(kind: .fix, device: g, seq: rd.seq, t: r.t)
                 switch r.kind {
                 case .fix:
                     (item.a, item.b, item.c) = (r.latitude, r.longitude, r.accuracy)
@@ -119,33 +170,33 @@ extension Replay {
                     if !matches { statistics.sightingsUnmatched += 1 }
                 case .control:
                     // A job may still refuse it; under --strict the summary is then this one's.
-                    if config.strict { snapshots[seq] = statistics }
+                    if config.strict { snapshots[rd.seq] = statistics }
                     item.kind = .control
-                    item.control = Int32(batches[j].controls.count)
-                    batches[j].controls.append(JobControl(op: r.op, line: Array(r.line),
+                    item.control = Int32(rd.batches[j].controls.count)
+                    rd.batches[j].controls.append(JobControl(op: r.op, line: Array(r.line),
                                                           place: "\(merged.currentSource.sourceName):\(merged.currentSource.lineNumber)"))
                     statistics.controls += 1
                 }
-                batches[j].items.append(item)
+                rd.batches[j].items.append(item)
             }
-            sinceFlush += 1
-            if sinceFlush >= flushEvery {
-                sinceFlush = 0
+            rd.sinceFlush += 1
+            if rd.sinceFlush >= flushEvery {
+                rd.sinceFlush = 0
                 try flush()
                 if merge.jobStop != nil { break }
             }
-            sinceProgress += 1
-            if let progress, sinceProgress >= 4096 {
-                sinceProgress = 0
+            rd.sinceProgress += 1
+            if let progress, rd.sinceProgress >= 4096 {
+                rd.sinceProgress = 0
                 progress.update(bytes: merged.bytesRead, records: statistics.records)
             }
         }
         if merge.readerStop == nil && merge.jobStop == nil, let until = config.until {
-            seq += 1
-            for j in 0..<jobs { batches[j].items.append(JobItem(kind: .tick, seq: seq, t: until)) }
-            clock = max(clock, until)
+            rd.seq += 1
+            for j in 0..<jobs { rd.batches[j].items.append(JobItem(kind: .tick, seq: rd.seq, t: until)) }
+            rd.clock = max(rd.clock, until)
         }
-        for j in 0..<jobs { batches[j].last = true }
+        for j in 0..<jobs { rd.batches[j].last = true }
         sentLast = true  // `flush` pushes them before anything in it can throw
         try flush()
         while merge.running > 0 {
@@ -162,7 +213,7 @@ extension Replay {
 
         try finish(output: output, rejects: rejects, reported: reported, counts: merge.counts,
                    deliveryCounts: merge.deliveryCounts) { state in
-            StateWriter.writeHeader(clock: clock, to: state)
+            StateWriter.writeHeader(clock: rd.clock, to: state)
             for (k, entry) in merge.states.sorted(by: { $0.device < $1.device }).enumerated() {
                 if k > 0 { state.append(",") }
                 entry.bytes.withUnsafeBytes { state.append($0) }
@@ -170,6 +221,23 @@ extension Replay {
             StateWriter.writeFooter(to: state)
         }
     }
+}
+
+/// `runJobs`' reader state: devices (first-seen order is the global id), each one's job and last
+/// time, the stream clock, the batches being filled and the record count.
+private final class JobReader {
+    let devices = DeviceTable()
+    @exclusivity(unchecked) var owner: [Int] = []
+    @exclusivity(unchecked) var last: [Double] = []
+    @exclusivity(unchecked) var clock = -Double.infinity
+    @exclusivity(unchecked) var batches: [JobBatch]
+    @exclusivity(unchecked) var seq = 0
+    @exclusivity(unchecked) var sinceFlush = 0
+    @exclusivity(unchecked) var sinceProgress = 0
+    /// The plain lane stopped at a fix older than its device's last reading.
+    @exclusivity(unchecked) var laneRejected = false
+
+    init(jobs: Int) { batches = [JobBatch](repeating: JobBatch(), count: jobs) }
 }
 
 /// The index the run built to check the regions, handed to job 0 so that it need not build its
