@@ -108,47 +108,17 @@ public struct PodList<Element> {
     }
 }
 
-extension PodList where Element == UInt64 {
-    /// Appends `base | k` for each bit k set in the 16-bit `mask`, in order, with no branch on
+extension PodList {
+    /// Appends `element(k)` for each bit k set in the 16-bit `mask`, in order, with no branch on
     /// the bits: all 16 are written and the count moves by each bit (a loop over the set bits
     /// mispredicts its exit whenever their number changes, as it does fix to fix).
     @inlinable @inline(__always)
-    public mutating func appendBits(_ mask: UInt32, base: UInt64) {
+    public mutating func appendBits(_ mask: UInt32, _ element: (Int) -> Element) {
         reserve(Int(used) + 16)
         let out = storage.unsafelyUnwrapped + Int(used)
         var w = 0
         for k in 0..<16 {
-            out[w] = base | UInt64(k)
-            w &+= Int((mask >> UInt32(k)) & 1)
-        }
-        used &+= Int32(w)
-    }
-}
-
-extension PodList where Element == Int32 {
-    /// Appends `base + k` for each bit k set in the 16-bit `mask`, in order, with no branch on
-    /// the bits (as `appendBits`).
-    @inlinable @inline(__always)
-    public mutating func appendBits(_ mask: UInt32, base: Int32) {
-        reserve(Int(used) + 16)
-        let out = storage.unsafelyUnwrapped + Int(used)
-        var w = 0
-        for k in 0..<16 {
-            out[w] = base &+ Int32(k)
-            w &+= Int((mask >> UInt32(k)) & 1)
-        }
-        used &+= Int32(w)
-    }
-
-    /// Appends `values[k]` for each bit k set in the 16-bit `mask`, in order, with no branch on
-    /// the bits: all 16 of `values` are read.
-    @inlinable @inline(__always)
-    public mutating func appendBits(_ mask: UInt32, of values: UnsafePointer<Int32>) {
-        reserve(Int(used) + 16)
-        let out = storage.unsafelyUnwrapped + Int(used)
-        var w = 0
-        for k in 0..<16 {
-            out[w] = values[k]
+            out[w] = element(k)
             w &+= Int((mask >> UInt32(k)) & 1)
         }
         used &+= Int32(w)

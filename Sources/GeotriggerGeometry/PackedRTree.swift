@@ -175,8 +175,10 @@ public final class PackedRTree {
                         let block = Int(frontier[f])
                         // Every hit kept with no branch on how many there are (their number
                         // varies block to block, and a loop over them mispredicted its exit).
-                        next.appendBits(geotrigger_meets16(base + 4 * size * block, qMinX, qMinY, qMaxX, qMaxY),
-                                        base: Int32(block * size))
+                        let first = Int32(block * size)
+                        next.appendBits(geotrigger_meets16(base + 4 * size * block, qMinX, qMinY, qMaxX, qMaxY)) {
+                            first &+ Int32(truncatingIfNeeded: $0)
+                        }
                     }
                     level -= 1
                     // The level below's blocks, four lines each, asked for together; for leaves,

@@ -79,9 +79,10 @@ final class ResultBuffer {
 
     @inline(__always) func append(_ v: Int32) { items.append(v) }
 
-    /// Appends `values[k]` for each bit k of the 16-bit `mask` (`PodList.appendBits`).
+    /// Appends `values[k]` for each bit k of the 16-bit `mask` (`PodList.appendBits`; all 16 of
+    /// `values` are read).
     @inline(__always) func appendBits(_ mask: UInt32, of values: UnsafePointer<Int32>) {
-        items.appendBits(mask, of: values)
+        items.appendBits(mask) { values[$0] }
     }
 
     /// Empties the buffer (keeping its storage).

@@ -648,7 +648,8 @@ public final class Monitor {
             // The smallest clearance not due: those regions keep their decision until then.
             var rest = Float.infinity
             for b in 0..<near.blocks {
-                batch.due.appendBits(near.due(block: b, limit: limit, rest: &rest), base: UInt64(k) << 32 | UInt64(16 * b))
+                let entries = UInt64(k) << 32 | UInt64(16 * b)
+                batch.due.appendBits(near.due(block: b, limit: limit, rest: &rest)) { entries | UInt64($0) }
             }
             batch.safe[k] = Double(rest) - odometer
         }
