@@ -72,6 +72,20 @@ extension Replay {
             merge.rejections.append(PendingRejection(seq: rd.seq, reason: reason, place: place, line: Array(line), byJob: false))
             return true
         }
+        /// Between records: the batches go to the jobs every `flushEvery` records and the progress
+        /// bar moves every 4,096 (`JobReader.counted`); false when a job has stopped the run.
+        func checkpoint() throws -> Bool {
+            if rd.sinceFlush >= flushEvery {
+                rd.sinceFlush = 0
+                try flush()
+                if merge.jobStop != nil { return false }
+            }
+            if let progress, rd.sinceProgress >= 4096 {
+                rd.sinceProgress = 0
+                progress.update(bytes: merged.bytesRead, records: statistics.records)
+            }
+            return true
+        }
 
         // One NDJSON or CSV input (the usual case): runs of plain fix lines are routed straight
         // from the decoder's buffer (`drainPlainFixes`), as the one-thread replay reads them,
@@ -91,44 +105,22 @@ extension Replay {
             if let lane {
                 lane { t, name, latitude, longitude, accuracy in
                     rd.seq += 1
-                    let (g, isNew) = rd.devices.intern(name)
-                    if isNew {
-                        rd.owner.append(Int(DeviceTable.fnv1a(name) % UInt64(jobs)))
-                        rd.last.append(-.infinity)
-                        rd.batches[rd.owner[Int(g)]].names.append((g, Array(name)))
-                    }
-                    if t < rd.last[Int(g)] {
+                    guard let (g, j) = rd.route(name, t: t) else {
                         rd.laneRejected = true
                         return false
-                    }
-                    rd.last[Int(g)] = t
-                    let j = rd.owner[Int(g)]
-                    if t > rd.clock {
-                        rd.clock = t
-                        for k in 0..<jobs where k != j { rd.batches[k].items.append(JobItem(kind: .tick, seq: rd.seq, t: t)) }
                     }
                     rd.batches[j].items.append(JobItem(kind: .fix, device: g, seq: rd.seq, t: t, a: latitude, b: longitude, c: accuracy))
                     statistics.fixes += 1
                     if maxAccuracy > 0 && accuracy > maxAccuracy { statistics.ignoredForAccuracy += 1 }
-                    rd.sinceFlush += 1
-                    rd.sinceProgress += 1
+                    rd.counted()
                     return rd.sinceFlush < flushEvery && rd.sinceProgress < 4096
                 }
                 if rd.laneRejected {
                     rd.laneRejected = false
                     if !reject(.outOfOrder, source: merged.currentSource, line: merged.rejectedLine) { break readLoop }
-                    rd.sinceFlush += 1
-                    rd.sinceProgress += 1
+                    rd.counted()
                 }
-                if rd.sinceFlush >= flushEvery {
-                    rd.sinceFlush = 0
-                    try flush()
-                    if merge.jobStop != nil { break }
-                }
-                if let progress, rd.sinceProgress >= 4096 {
-                    rd.sinceProgress = 0
-                    progress.update(bytes: merged.bytesRead, records: statistics.records)
-                }
+                guard try checkpoint() else { break }
             }
             switch merged.next().step {
             case .end:
@@ -139,21 +131,9 @@ extension Replay {
             case .reading:
                 rd.seq += 1
                 let r = merged.current
-                let (g, isNew) = rd.devices.intern(r.device)
-                if isNew {
-                    rd.owner.append(Int(DeviceTable.fnv1a(r.device) % UInt64(jobs)))
-                    rd.last.append(-.infinity)
-                    rd.batches[rd.owner[Int(g)]].names.append((g, Array(r.device)))
-                }
-                if r.t < rd.last[Int(g)] {
+                guard let (g, j) = rd.route(r.device, t: r.t) else {
                     if !reject(.outOfOrder, source: merged.currentSource, line: r.line) { break readLoop }
                     break
-                }
-                rd.last[Int(g)] = r.t
-                let j = rd.owner[Int(g)]
-                if r.t > rd.clock {
-                    rd.clock = r.t
-                    for k in 0..<jobs where k != j { rd.batches[k].items.append(JobItem(kind: .tick, seq: rd.seq, t: r.t)) }
                 }
                 var item = JobItem(kind: .fix, device: g, seq: rd.seq, t: r.t)
                 switch r.kind {
@@ -179,17 +159,8 @@ extension Replay {
                 }
                 rd.batches[j].items.append(item)
             }
-            rd.sinceFlush += 1
-            if rd.sinceFlush >= flushEvery {
-                rd.sinceFlush = 0
-                try flush()
-                if merge.jobStop != nil { break }
-            }
-            rd.sinceProgress += 1
-            if let progress, rd.sinceProgress >= 4096 {
-                rd.sinceProgress = 0
-                progress.update(bytes: merged.bytesRead, records: statistics.records)
-            }
+            rd.counted()
+            guard try checkpoint() else { break }
         }
         if merge.readerStop == nil && merge.jobStop == nil, let until = config.until {
             rd.seq += 1
@@ -226,6 +197,7 @@ extension Replay {
 /// `runJobs`' reader state: devices (first-seen order is the global id), each one's job and last
 /// time, the stream clock, the batches being filled and the record count.
 private final class JobReader {
+    let jobs: Int
     let devices = DeviceTable()
     @exclusivity(unchecked) var owner: [Int] = []
     @exclusivity(unchecked) var last: [Double] = []
@@ -237,7 +209,39 @@ private final class JobReader {
     /// The plain lane stopped at a fix older than its device's last reading.
     @exclusivity(unchecked) var laneRejected = false
 
-    init(jobs: Int) { batches = [JobBatch](repeating: JobBatch(), count: jobs) }
+    init(jobs: Int) {
+        self.jobs = jobs
+        batches = [JobBatch](repeating: JobBatch(), count: jobs)
+    }
+
+    /// A record of device `name` at `t`, the `seq`th: the device interned (a new one assigned to
+    /// job FNV-1a(name) mod jobs), its clock moved, and the stream's, with a tick to every other
+    /// job when it moves. Returns the device's global id and job, or nil when the record is older
+    /// than the device's previous one (to be rejected; nothing is routed).
+    @inline(__always)
+    func route(_ name: UnsafeRawBufferPointer, t: Double) -> (device: Int32, job: Int)? {
+        let (g, isNew) = devices.intern(name)
+        if isNew {
+            owner.append(Int(DeviceTable.fnv1a(name) % UInt64(jobs)))
+            last.append(-.infinity)
+            batches[owner[Int(g)]].names.append((g, Array(name)))
+        }
+        if t < last[Int(g)] { return nil }
+        last[Int(g)] = t
+        let j = owner[Int(g)]
+        if t > clock {
+            clock = t
+            for k in 0..<jobs where k != j { batches[k].items.append(JobItem(kind: .tick, seq: seq, t: t)) }
+        }
+        return (g, j)
+    }
+
+    /// One record more since the last flush and progress update.
+    @inline(__always)
+    func counted() {
+        sinceFlush += 1
+        sinceProgress += 1
+    }
 }
 
 /// The index the run built to check the regions, handed to job 0 so that it need not build its
