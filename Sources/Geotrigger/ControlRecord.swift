@@ -6,20 +6,21 @@ import GeotriggerScheduling
 /// to the device's notification center. Control records are rare, so this parses the line as JSON.
 enum ControlRecord {
     /// Nil when applied, else why the record cannot be (it is then rejected as a bad control record).
-    static func apply(_ r: Reading, device d: Int32, to scheduler: Scheduler) -> String? {
+    static func apply(_ op: ControlOp, line: UnsafeRawBufferPointer, t: Double, device d: Int32,
+                      to scheduler: Scheduler) -> String? {
         let json: JSONValue
-        do { json = try JSONValue.parse(Array(r.line)) } catch { return "\(error)" }
+        do { json = try JSONValue.parse(Array(line)) } catch { return "\(error)" }
         func ids() -> [String]? {
             guard let list = json["ids"]?.arrayValue else { return nil }
             let names = list.compactMap(\.stringValue)
             return names.count == list.count ? names : nil
         }
-        switch r.op {
+        switch op {
         case .add:
             guard let body = json["request"] else { return "add needs a request" }
             if body["devices"] != nil { return "an add record applies to its own device; remove \"devices\"" }
             do {
-                try scheduler.add(NotificationRequest(json: body), device: d, at: r.t)
+                try scheduler.add(NotificationRequest(json: body), device: d, at: t)
             } catch {
                 return error.reason
             }
@@ -39,7 +40,7 @@ enum ControlRecord {
             if let c = json["content"], c != .null {
                 do { content = try NotificationContent(json: c) } catch { return error.reason }
             }
-            if scheduler.push(id: id, content: content, device: d, at: r.t) == .unknownRequest {
+            if scheduler.push(id: id, content: content, device: d, at: t) == .unknownRequest {
                 return "push for \"\(id)\": no pending push request has that id and the record has no content"
             }
         }

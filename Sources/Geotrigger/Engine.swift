@@ -8,14 +8,13 @@ import GeotriggerScheduling
 public protocol EngineOutput: AnyObject {
     func regionEvent(_ event: RegionEvent)
     func delivery(_ delivery: Delivery)
-    /// A table the output reads for each region event, one entry per region (its start and the
-    /// bytes an entry takes), for the monitor to prefetch the entry as soon as it decides the
-    /// event; nil for none.
-    var regionEventTable: (base: UnsafeRawPointer, stride: Int)? { get }
 }
 
-extension EngineOutput {
-    public var regionEventTable: (base: UnsafeRawPointer, stride: Int)? { nil }
+/// An output that reads a table entry per region for each region event (the event writer's
+/// preformatted ids): the monitor prefetches the entry as soon as it decides the event.
+protocol RegionEventTableReader: EngineOutput {
+    /// The table's start and the bytes an entry takes.
+    var regionEventTable: (base: UnsafeRawPointer, stride: Int) { get }
 }
 
 /// The whole engine as a library: regions and their state machines, and the scheduling core.
@@ -51,7 +50,7 @@ public final class Engine {
         get { outputReference.value }
         set {
             outputReference.value = newValue
-            monitor.eventTable = newValue?.regionEventTable
+            monitor.eventTable = (newValue as? any RegionEventTableReader)?.regionEventTable
         }
     }
     /// `output`, called without reference counting on the per-event path.
@@ -72,10 +71,20 @@ public final class Engine {
         case timersAfter
     }
     @exclusivity(unchecked) public private(set) var phase = Phase.reading
-    /// The timer firing now: its due time and queue (0 dwell, 1 beacon, 2 notification), the order
-    /// `nextTimer` takes them in.
+
+    /// The three timer owners, in the order their timers fire when due at the same time: region
+    /// timers (dwell, then beacon silence) before notification timers.
+    public enum TimerSource: UInt8, Sendable, CaseIterable {
+        /// `Monitor`: dwell in geographic regions.
+        case dwell
+        /// `BeaconMonitor`: beacon silence (exit) and beacon dwell.
+        case beacon
+        /// `Scheduler`: time-interval, calendar and repeating triggers.
+        case notification
+    }
+    /// The timer firing now: its due time and owner.
     @exclusivity(unchecked) public private(set) var firingDue = 0.0
-    @exclusivity(unchecked) public private(set) var firingQueue: UInt8 = 0
+    @exclusivity(unchecked) public private(set) var firingSource = TimerSource.dwell
 
     public convenience init(regions: [Region], hysteresis: Hysteresis = .automatic, options: MonitorOptions = MonitorOptions(),
                             beaconOptions: BeaconOptions = BeaconOptions(), requests: [NotificationRequest] = []) throws {
@@ -117,6 +126,22 @@ public final class Engine {
             && monitor.earliestTimerDue == .infinity && beacons.earliestTimerDue == .infinity
             && scheduler.earliestTimerDue == .infinity
     }
+
+    /// Every device seen, by id: names, first-seen ranks.
+    public var devices: DeviceTable { monitor.devices }
+
+    /// The device's id, interned on its first reading (no allocation for a known device).
+    @inline(__always)
+    public func device(_ name: UnsafeRawBufferPointer) -> Int32 { monitor.device(name) }
+
+    // The batch of fixes of distinct devices (`Monitor.batchAppend`), for `ReadingApplier`.
+    @inline(__always)
+    func batchAppend(device d: Int32, t: Double, at p: Coordinate, accuracy: Double) -> Bool {
+        monitor.batchAppend(device: d, t: t, at: p, accuracy: accuracy)
+    }
+    @inline(__always) var batchCount: Int { monitor.batchCount }
+    /// Applies the batch; returns how many of its fixes were ignored for their accuracy.
+    func applyBatch() -> Int { monitor.applyBatch() }
 
     /// Applies a fix for a device given by name.
     @discardableResult
@@ -187,17 +212,17 @@ public final class Engine {
     /// Fires every timer (dwell and notification) due strictly before `t`, earliest first.
     public func fireTimers(before t: Double) {
         if nothingDue(before: t) { return }
-        while let (due, queue) = nextTimer(), due < t { fireNext(queue, due: due) }
+        while let (due, source) = nextTimer(), due < t { fireNext(source, due: due) }
     }
 
-    /// Whether no timer of the three queues is due strictly before `t`: three loads, the usual
+    /// Whether no timer of the three owners is due strictly before `t`: three loads, the usual
     /// answer for every reading (a NaN `t` answers no, so the loops decide it, as before).
     @inline(__always)
     private func nothingDue(before t: Double) -> Bool {
         monitor.earliestTimerDue >= t && beacons.earliestTimerDue >= t && scheduler.earliestTimerDue >= t
     }
 
-    /// Whether no timer of the three queues is due at or before `t`.
+    /// Whether no timer of the three owners is due at or before `t`.
     @inline(__always)
     private func nothingDue(through t: Double) -> Bool {
         monitor.earliestTimerDue > t && beacons.earliestTimerDue > t && scheduler.earliestTimerDue > t
@@ -206,33 +231,36 @@ public final class Engine {
     /// Moves the clock to `t` (never back) and fires every timer due by then, earliest first.
     public func advance(to t: Double) {
         if !nothingDue(through: t) {
-            while let (due, queue) = nextTimer(), due <= t { fireNext(queue, due: due) }
+            while let (due, source) = nextTimer(), due <= t { fireNext(source, due: due) }
         }
         monitor.advance(to: t)
     }
 
     public var clock: Double { monitor.currentClock }
 
-    /// The earliest timer of the three queues; at equal times region timers (dwell, then beacon
-    /// silence) come before notification timers.
+    /// The earliest timer of the three owners; at equal times the first in `TimerSource` order.
     @inline(__always)
-    private func nextTimer() -> (Double, Int)? {
+    private func nextTimer() -> (due: Double, source: TimerSource)? {
         // Three plain comparisons: this runs for every reading, so no array of candidates.
-        var best: (Double, Int)?
-        if let due = monitor.nextTimerDue { best = (due, 0) }
-        if let due = beacons.nextTimerDue, best == nil || due < best!.0 { best = (due, 1) }
-        if let due = scheduler.nextTimerDue, best == nil || due < best!.0 { best = (due, 2) }
+        var best: (due: Double, source: TimerSource)?
+        if let due = monitor.nextTimerDue { best = (due, .dwell) }
+        if let due = beacons.nextTimerDue, best == nil || due < best!.due { best = (due, .beacon) }
+        if let due = scheduler.nextTimerDue, best == nil || due < best!.due { best = (due, .notification) }
         return best
     }
 
-    private func fireNext(_ queue: Int, due: Double) {
-        firingDue = due
-        firingQueue = UInt8(queue)
-        switch queue {
-        case 0: monitor.fireNextTimer()
-        case 1: beacons.fireNextTimer()
-        default: scheduler.fireNextTimer()
+    private func owner(of source: TimerSource) -> any TimerOwner {
+        switch source {
+        case .dwell: return monitor
+        case .beacon: return beacons
+        case .notification: return scheduler
         }
+    }
+
+    private func fireNext(_ source: TimerSource, due: Double) {
+        firingDue = due
+        firingSource = source
+        owner(of: source).fireNextTimer()
     }
 
     // MARK: Notification center
@@ -252,15 +280,9 @@ public final class Engine {
     public func regionID(_ region: Int32) -> String { index.regions[Int(region)].id }
     public func deviceName(_ device: Int32) -> String { monitor.devices.name(device) }
 
-    /// A geographic event: for a positioned beacon region it is only the fix half of the state,
-    /// which the beacon monitor combines with sightings before anything is reported.
+    /// A geographic event: the beacon monitor takes those of positioned beacon regions.
     fileprivate func handle(_ e: RegionEvent) {
-        if hasBeaconRegions && beacons.isBeaconRegion(e.region) {
-            if e.kind != .dwell {
-                beacons.fixTransition(device: e.device, region: e.region, inside: e.kind == .enter, at: e.t, distance: e.distance)
-            }
-            return
-        }
+        if hasBeaconRegions && beacons.takesFixEvent(e) { return }
         report(e)
     }
 

@@ -3,7 +3,7 @@ import GeotriggerMonitoring
 import GeotriggerScheduling
 
 /// Writes region events and deliveries as NDJSON (SPEC §4 field names) and counts them by kind.
-public final class EventWriter: EngineOutput {
+public final class EventWriter: RegionEventTableReader {
     public let output: OutputFile
     let devices: DeviceTable
     /// The index's regions, shared (not copied): events name them by `id`.
@@ -40,7 +40,7 @@ public final class EventWriter: EngineOutput {
     }
 
     /// The id slots: the monitor prefetches a region's as soon as it decides an event for it.
-    public var regionEventTable: (base: UnsafeRawPointer, stride: Int)? {
+    var regionEventTable: (base: UnsafeRawPointer, stride: Int) {
         (UnsafeRawPointer(ids.slots), IDSlots.stride)
     }
 

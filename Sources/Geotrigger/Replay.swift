@@ -83,8 +83,23 @@ public enum ReplayError: Error, CustomStringConvertible {
 /// the event writer formats them. Timers fire from the stream clock before each reading.
 public final class Replay {
     public let configuration: ReplayConfiguration
-    /// Updated once per record on the hot path, only by this class.
-    @exclusivity(unchecked) public internal(set) var statistics = ReplayStatistics()
+    /// What the run read, rejected and emitted so far (the summary's figures).
+    public var statistics: ReplayStatistics {
+        var s = tally
+        if let counts = applier?.counts {
+            s.fixes += counts.fixes
+            s.ignoredForAccuracy += counts.ignoredForAccuracy
+            s.sightings += counts.sightings
+            s.sightingsUnmatched += counts.sightingsUnmatched
+            s.controls += counts.controls
+        }
+        return s
+    }
+    /// The figures counted here (rejections, the run's sizes and times); with one thread, what
+    /// was applied is counted by the applier (`statistics` adds the two).
+    @exclusivity(unchecked) var tally = ReplayStatistics()
+    /// The one-thread run's applier, once there is one.
+    private var applier: ReadingApplier?
     /// Written to stderr: reject reports, progress and the summary.
     let diagnostics: (String) -> Void
 
@@ -131,8 +146,8 @@ public final class Replay {
         let index = try Self.loadIndex(path: config.regionsPath, hysteresis: config.hysteresis, tree: config.tree)
         // The ids as events write them are made with the index: a part of loading the regions.
         let ids = IDSlots(regions: index.regions)
-        statistics.loadSeconds = monotonicSeconds() - start
-        statistics.regions = index.count
+        tally.loadSeconds = monotonicSeconds() - start
+        tally.regions = index.count
         let requests = try config.requestsPath.map { try Self.loadRequests(path: $0, index: index) } ?? []
 
         // Open every input before reading any, so a missing file stops the run cleanly.
@@ -149,7 +164,7 @@ public final class Replay {
                 }
             }
         }
-        statistics.inputs = decoders.count
+        tally.inputs = decoders.count
         let totalBytes = paths.map(fileSize).reduce(0, +)
 
         let output: OutputFile
@@ -161,117 +176,95 @@ public final class Replay {
             throw ReplayError.io(error.description)
         }
 
+        let merged = MergedReadings(decoders)
         if config.jobs > 1 {
-            let merged = MergedReadings(decoders)
             try runJobs(index: index, ids: ids, requests: requests, readings: merged, output: output, rejects: rejects,
                         totalBytes: totalBytes)
-            statistics.gpxPointsWithoutTime = decoders.reduce(0) { $0 + (($1 as? GPXDecoder)?.untimedPoints ?? 0) }
-            statistics.elapsed = monotonicSeconds() - start
-            statistics.peakResidentBytes = peakResidentBytes()
+            tally.gpxPointsWithoutTime = merged.untimedPoints
+            tally.elapsed = monotonicSeconds() - start
+            tally.peakResidentBytes = peakResidentBytes()
             return statistics
         }
 
         // Requests were checked against the regions already, so this cannot refuse them.
         let engine = try Engine(index: index, options: config.monitor, beaconOptions: config.beacons, requests: requests)
-        let writer = EventWriter(output: output, devices: engine.monitor.devices, regions: index.regions, ids: ids,
+        let writer = EventWriter(output: output, devices: engine.devices, regions: index.regions, ids: ids,
                                  echoProperties: config.echoProperties)
         engine.output = writer
+        let applier = ReadingApplier(engine: engine)
+        self.applier = applier
         let progress = config.progress && totalBytes > 0 ? ProgressBar(totalBytes: totalBytes, write: diagnostics) : nil
 
-        let merged = MergedReadings(decoders)
         var reported = 0
         // One input (the usual case) is read through its concrete type: direct calls, no
         // existential copied and retained per reading. Several go through the merge by time.
         if decoders.count == 1, let d = decoders[0] as? NDJSONDecoder {
-            try readAll(d, engine: engine, writer: writer, progress: progress, rejects: rejects, reported: &reported)
+            try readAll(d, applier: applier, writer: writer, progress: progress, rejects: rejects, reported: &reported)
         } else if decoders.count == 1, let d = decoders[0] as? CSVDecoder {
-            try readAll(d, engine: engine, writer: writer, progress: progress, rejects: rejects, reported: &reported)
+            try readAll(d, applier: applier, writer: writer, progress: progress, rejects: rejects, reported: &reported)
         } else {
-            try readAll(merged, engine: engine, writer: writer, progress: progress, rejects: rejects, reported: &reported)
+            try readAll(merged, applier: applier, writer: writer, progress: progress, rejects: rejects, reported: &reported)
         }
         if let error = merged.ioErrors.first { throw ReplayError.io("\(error.source): \(error.message)") }
         progress?.finish()
-        statistics.gpxPointsWithoutTime = decoders.reduce(0) { $0 + (($1 as? GPXDecoder)?.untimedPoints ?? 0) }
+        tally.gpxPointsWithoutTime = merged.untimedPoints
 
         if let until = config.until { engine.advance(to: until) }
         if let failure = writer.failure { throw ReplayError.io(failure.description) }
         try finish(output: output, rejects: rejects, reported: reported, counts: writer.counts,
                    deliveryCounts: writer.deliveryCounts) { StateWriter.write(engine: engine, to: $0) }
-        statistics.elapsed = monotonicSeconds() - start
-        statistics.peakResidentBytes = peakResidentBytes()
+        tally.elapsed = monotonicSeconds() - start
+        tally.peakResidentBytes = peakResidentBytes()
         return statistics
     }
 
-    /// The single-threaded read loop: every reading of `source` into the engine, rejects
+    /// The single-threaded read loop: every record of `source` through the applier, rejects
     /// reported, progress shown. Generic, so that each concrete source gets its own copy.
-    private func readAll<Source: ReplaySource>(_ source: Source, engine: Engine, writer: EventWriter,
+    private func readAll<Source: ReplaySource>(_ source: Source, applier: ReadingApplier, writer: EventWriter,
                                                progress: ProgressBar?, rejects: OutputFile?,
                                                reported: inout Int) throws {
-        let monitor = engine.monitor
         // The loop's state lives in an object: locals captured by the fast lane's closure would
         // be boxed and checked for exclusive access at every reading.
-        let loop = ReadLoopState(reported: reported, engine: engine, writer: writer)
-        defer { reported = loop.reported }
-        @inline(__always) func fix(_ d: Int32, _ t: Double, _ p: Coordinate, _ accuracy: Double,
-                                   line: UnsafeRawBufferPointer) throws {
-            if let reason = count(engine.fix(device: d, t: t, at: p, accuracy: accuracy)) {
-                try reject(reason, source: source.rejectSource, line: line, rejects: rejects, reported: &loop.reported)
-            }
-        }
-        /// A fix of the fast lane on its own: counted, or its rejection kept for the loop.
-        @inline(__always) func fix(_ d: Int32, _ t: Double, _ p: Coordinate, _ accuracy: Double) -> Bool {
-            if let reason = count(loop.engine.fix(device: d, t: t, at: p, accuracy: accuracy)) {
-                loop.rejected = reason
-                return false
-            }
-            loop.sinceProgress += 1
-            return loop.sinceProgress < 4096 && loop.writer.failure == nil
-        }
-        @inline(__always) func counted() {
-            loop.sinceProgress += 1
-            if let progress, loop.sinceProgress >= 4096 {
-                loop.sinceProgress = 0
-                progress.update(bytes: source.bytesRead, records: statistics.records)
-            }
+        let loop = ReadLoopState(applier: applier, writer: writer)
+        defer { applier.flush() }
+        func reject(_ reason: RejectReason, detail: String? = nil, line: UnsafeRawBufferPointer) throws {
+            // Under --strict the run stops here: the events before this record are written first.
+            applier.flush()
+            try self.reject(reason, detail: detail, source: source.rejectSource, line: line, rejects: rejects,
+                            reported: &reported)
         }
         readLoop: while true {
-            // Runs of plain fixes go straight from the decoder's buffer to the engine, in batches
-            // of distinct devices where the engine allows (`Engine.batchesFixes`). The closure
-            // knows nothing of the source: it stops the lane for what needs it (a rejected fix,
-            // a progress update, a write failure), and that is done here, the line still current.
-            // A batch is applied before anything else happens: when it is full, when a device
-            // comes again, before a fix it cannot take, and when the lane stops.
-            loop.batching = engine.batchesFixes
+            // Whether fixes may be batched is asked again once per lane, as records that are not
+            // plain fixes may have changed the answer.
+            applier.resume()
+            // Runs of plain fixes go straight from the decoder's buffer to the applier. The
+            // closure knows nothing of the source: it stops the lane for what needs it (a
+            // rejected fix, a progress update, a write failure), and that is done here, the line
+            // still current.
             source.drainPlainFixes { t, name, latitude, longitude, accuracy in
-                let d = loop.monitor.device(name)
-                let p = Coordinate(latitude: latitude, longitude: longitude)
-                if loop.batching {
-                    if !loop.monitor.batchAppend(device: d, t: t, at: p, accuracy: accuracy) {
-                        loop.applyBatch()
-                        if !loop.monitor.batchAppend(device: d, t: t, at: p, accuracy: accuracy) {
-                            // Older than its device's last reading: rejected on its own, below.
-                            return fix(d, t, p, accuracy)
-                        }
-                    }
-                    // A write failure is not looked for per fix here (that load cost 1 % of the
+                let applier = loop.applier
+                switch applier.fix(device: applier.device(name), t: t,
+                                   at: Coordinate(latitude: latitude, longitude: longitude), accuracy: accuracy) {
+                case .batched:
+                    // A write failure is not looked for per batched fix (that load cost 1 % of the
                     // city replay): events are written only as batches are applied, and the
                     // failure is seen when the lane stops, within 4,096 fixes.
                     loop.sinceProgress += 1
                     return loop.sinceProgress < 4096
+                case .applied:
+                    loop.sinceProgress += 1
+                    return loop.sinceProgress < 4096 && loop.writer.failure == nil
+                case .rejected(let reason):
+                    loop.rejected = reason
+                    return false
                 }
-                return fix(d, t, p, accuracy)
             }
-            loop.applyBatch()
-            statistics.fixes += loop.batchedFixes
-            statistics.ignoredForAccuracy += loop.batchedIgnored
-            loop.batchedFixes = 0
-            loop.batchedIgnored = 0
             if let reason = loop.rejected {
                 loop.rejected = nil
-                try reject(reason, source: source.rejectSource, line: source.rejectedLine, rejects: rejects,
-                           reported: &loop.reported)
-                counted()
-            } else if loop.sinceProgress >= 4096 {
+                try reject(reason, line: source.rejectedLine)
+                loop.sinceProgress += 1
+            }
+            if loop.sinceProgress >= 4096 {
                 loop.sinceProgress = 0
                 progress?.update(bytes: source.bytesRead, records: statistics.records)
             }
@@ -280,52 +273,30 @@ public final class Replay {
             case .end:
                 break readLoop
             case .rejected(let reason):
-                try reject(reason, source: source.rejectSource, line: source.rejectedLine,
-                           rejects: rejects, reported: &loop.reported)
+                try reject(reason, line: source.rejectedLine)
             case .reading:
                 let r = source.current
-                let d = monitor.device(r.device)
+                let d = applier.device(r.device)
                 switch r.kind {
                 case .fix:
-                    try fix(d, r.t, Coordinate(latitude: r.latitude, longitude: r.longitude), r.accuracy, line: r.line)
+                    if case .rejected(let reason) = applier.fix(device: d, t: r.t, at: Coordinate(latitude: r.latitude,
+                                                                                                   longitude: r.longitude),
+                                                                accuracy: r.accuracy) {
+                        try reject(reason, line: r.line)
+                    }
                 case .sighting:
-                    switch engine.sighting(device: d, t: r.t, beacon: r.beacon, rssi: r.rssi, tx: r.tx) {
-                    case nil:
-                        try reject(.outOfOrder, source: source.rejectSource, line: r.line, rejects: rejects,
-                                   reported: &loop.reported)
-                    case .applied?:
-                        statistics.sightings += 1
-                    case .unmatched?:
-                        statistics.sightings += 1
-                        statistics.sightingsUnmatched += 1
+                    if let reason = applier.sighting(device: d, t: r.t, beacon: r.beacon, rssi: r.rssi, tx: r.tx) {
+                        try reject(reason, line: r.line)
                     }
                 case .control:
-                    if let reason = engine.touch(device: d, t: r.t) {
-                        try reject(reason, source: source.rejectSource, line: r.line, rejects: rejects, reported: &loop.reported)
-                    } else if let problem = ControlRecord.apply(r, device: d, to: engine.scheduler) {
-                        try reject(.badControl, detail: problem, source: source.rejectSource, line: r.line,
-                                   rejects: rejects, reported: &loop.reported)
-                    } else {
-                        statistics.controls += 1
+                    if let (reason, detail) = applier.control(device: d, t: r.t, op: r.op, line: r.line) {
+                        try reject(reason, detail: detail, line: r.line)
                     }
                 }
                 if let failure = writer.failure { throw ReplayError.io(failure.description) }
             }
-            counted()
+            loop.sinceProgress += 1
         }
-    }
-
-    /// Counts a fix by what the engine made of it; returns why it was rejected, if it was.
-    @inline(__always)
-    private func count(_ outcome: Monitor.Outcome) -> RejectReason? {
-        switch outcome {
-        case .applied: statistics.fixes += 1
-        case .ignoredForAccuracy:
-            statistics.fixes += 1
-            statistics.ignoredForAccuracy += 1
-        case .rejected(let reason): return reason
-        }
-        return nil
     }
 
     /// The end of a run: flushes the events and `--rejects`, writes `--state-out` with `writeState`,
@@ -343,16 +314,16 @@ public final class Replay {
         } catch let error as IOFailure {
             throw ReplayError.io(error.description)
         }
-        if reported < statistics.rejectedTotal {
-            diagnostics("geotrigger: \(grouped(statistics.rejectedTotal - reported)) more rejected records not shown\n")
+        if reported < tally.rejectedTotal {
+            diagnostics("geotrigger: \(grouped(tally.rejectedTotal - reported)) more rejected records not shown\n")
         }
-        statistics.events = counts
-        statistics.deliveries = deliveryCounts
+        tally.events = counts
+        tally.deliveries = deliveryCounts
     }
 
     private func reject(_ reason: RejectReason, detail: String? = nil, source: any ReadingDecoder,
                         line: UnsafeRawBufferPointer, rejects: OutputFile?, reported: inout Int) throws {
-        statistics.reject(reason)
+        tally.reject(reason)
         let place = "\(source.sourceName):\(source.lineNumber)"
         if configuration.strict {
             throw ReplayError.strictRejection("\(place): \(Self.message(reason, detail))")
@@ -406,8 +377,7 @@ func fileSize(_ path: String) -> Int {
 /// What the replay loop reads: a decoder of a known type, or several merged by time.
 protocol ReplaySource: AnyObject {
     func nextStep() -> DecodeStep
-    /// Hands the plain fixes that follow straight to `body` while it returns true, each counted
-    /// as read first (`NDJSONDecoder.drainPlainFixes`); a source without such a lane hands none.
+    /// The plain lane (`ReadingDecoder.drainPlainFixes`).
     func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
                                   _ longitude: Double, _ accuracy: Double) -> Bool)
     /// The reading of the last `.reading` step.
@@ -421,38 +391,16 @@ protocol ReplaySource: AnyObject {
 /// `Replay.readAll`'s state, in an object so its fast lane's closure reaches it through one
 /// pointer, without boxes or dynamic exclusivity checks.
 private final class ReadLoopState {
-    let engine: Engine
-    let monitor: Monitor
+    let applier: ReadingApplier
     let writer: EventWriter
-    @exclusivity(unchecked) var reported: Int
     @exclusivity(unchecked) var sinceProgress = 0
     /// Why the fast lane's last fix was rejected, until it is reported.
     @exclusivity(unchecked) var rejected: RejectReason?
-    /// Whether the fast lane hands its fixes to the monitor's batches (`Engine.batchesFixes`).
-    @exclusivity(unchecked) var batching = false
-    /// Fixes batched, and of them ignored for their accuracy, since the loop last counted them.
-    @exclusivity(unchecked) var batchedFixes = 0
-    @exclusivity(unchecked) var batchedIgnored = 0
 
-    /// Applies the monitor's batch and counts its fixes.
-    @inline(__always)
-    func applyBatch() {
-        let n = monitor.batchCount
-        guard n > 0 else { return }
-        batchedIgnored += monitor.applyBatch()
-        batchedFixes += n
-    }
-    init(reported: Int, engine: Engine, writer: EventWriter) {
-        self.reported = reported
-        self.engine = engine
-        self.monitor = engine.monitor
+    init(applier: ReadingApplier, writer: EventWriter) {
+        self.applier = applier
         self.writer = writer
     }
-}
-
-extension ReplaySource {
-    func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
-                                  _ longitude: Double, _ accuracy: Double) -> Bool) {}
 }
 
 /// A single decoder is its own source.

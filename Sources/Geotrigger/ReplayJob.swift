@@ -16,8 +16,16 @@ struct JobItem {
     /// The record's sequence number in the merged input.
     var seq: Int
     var t: Double
-    /// Fix: latitude, longitude, accuracy. Sighting: RSSI, tx.
-    var a = 0.0, b = 0.0, c = 0.0
+    /// A fix's position and accuracy; a sighting keeps its RSSI and tx in the first two.
+    var latitude = 0.0, longitude = 0.0, accuracy = 0.0
+    var rssi: Double {
+        get { latitude }
+        set { latitude = newValue }
+    }
+    var tx: Double {
+        get { longitude }
+        set { longitude = newValue }
+    }
     var beacon = BeaconID()
     /// Control record: its index in the batch's `controls`.
     var control: Int32 = -1
@@ -44,18 +52,19 @@ struct JobBatch {
 
 /// Orders one emitted record in the single-threaded output: the input record it belongs to, the
 /// engine phase (timers before it, the record itself, timers after it) and, for a timer, its due
-/// time, queue and device rank — the order `Engine.nextTimer` and `TimerQueue` fire in.
+/// time, owner (`Engine.TimerSource`) and device rank — the order `Engine.nextTimer` and
+/// `TimerQueue` fire in.
 struct JobTag {
     var seq: Int
     var phase: UInt8
-    var queue: UInt8
+    var source: UInt8
     var due: Double
     var rank: UInt64
     /// End of the record in the result's bytes (it starts where the previous one ends).
     var end: Int
 
     func precedes(_ o: JobTag) -> Bool {
-        (seq, phase, due, queue, rank) < (o.seq, o.phase, o.due, o.queue, o.rank)
+        (seq, phase, due, source, rank) < (o.seq, o.phase, o.due, o.source, o.rank)
     }
 }
 
@@ -126,7 +135,7 @@ final class ReplayJob {
     /// While the monitor's batch is applied: the sequence number of each batched device's fix
     /// (by this engine's id), which tags that fix's events. The devices of a batch are distinct.
     private var batchSeqs: [Int] = []
-    private var applyingBatch = false
+    private let applier: ReadingApplier
 
     /// Builds the index (unless handed one) and the engine; call on the job's own thread.
     init(job: Int, setup: JobSetup, index: RegionIndex? = nil) {
@@ -140,20 +149,21 @@ final class ReplayJob {
         } catch {
             preconditionFailure("replay job \(job): \(error)")
         }
-        writer = EventWriter(output: memory, devices: engine.monitor.devices, regions: setup.regions, ids: setup.ids,
+        writer = EventWriter(output: memory, devices: engine.devices, regions: setup.regions, ids: setup.ids,
                              echoProperties: setup.echoProperties)
         writeState = setup.writeState
+        applier = ReadingApplier(engine: engine)
         engine.output = Output(job: self)
     }
 
     /// The engine's output: the job owns the engine, which owns this, so it holds the job
     /// `unowned(unsafe)` (no cycle, no reference counting per event).
-    private final class Output: EngineOutput {
+    private final class Output: RegionEventTableReader {
         unowned(unsafe) let job: ReplayJob
         init(job: ReplayJob) { self.job = job }
         func regionEvent(_ event: RegionEvent) { job.regionEvent(event) }
         func delivery(_ delivery: Delivery) { job.delivery(delivery) }
-        var regionEventTable: (base: UnsafeRawPointer, stride: Int)? { job.writer.regionEventTable }
+        var regionEventTable: (base: UnsafeRawPointer, stride: Int) { job.writer.regionEventTable }
     }
 
     func run(input: JobQueue<JobBatch>, output: JobQueue<JobResult>) {
@@ -177,73 +187,42 @@ final class ReplayJob {
 
     private func apply(_ batch: JobBatch) {
         for (g, name) in batch.names {
-            let d = name.withUnsafeBytes { engine.monitor.device($0) }
+            let d = name.withUnsafeBytes { applier.device($0) }
             while localOf.count <= Int(g) { localOf.append(-1) }
             localOf[Int(g)] = d
             globalOf.append(g)
-            engine.monitor.devices.setRank(d, UInt64(g))
+            engine.devices.setRank(d, UInt64(g))
         }
-        let monitor = engine.monitor
-        // Fixes go through the monitor's batches where the engine allows, as in a one-thread
-        // replay (`Engine.batchesFixes`); the batch is applied before anything else is.
-        var batching = engine.batchesFixes
         if batchSeqs.count < globalOf.count { batchSeqs.append(contentsOf: repeatElement(0, count: globalOf.count - batchSeqs.count)) }
+        applier.resume()
         for item in batch.items {
             let d = item.kind == .tick ? -1 : localOf[Int(item.device)]
-            if item.kind == .fix {
-                let p = Coordinate(latitude: item.a, longitude: item.b)
-                if batching {
-                    if monitor.batchAppend(device: d, t: item.t, at: p, accuracy: item.c) {
-                        batchSeqs[Int(d)] = item.seq
-                        continue
-                    }
-                    applyBatch()
-                    if monitor.batchAppend(device: d, t: item.t, at: p, accuracy: item.c) {
-                        batchSeqs[Int(d)] = item.seq
-                        continue
-                    }
-                }
-                seq = item.seq
-                _ = engine.fix(device: d, t: item.t, at: p, accuracy: item.c)
-                continue
-            }
-            applyBatch()
-            defer { batching = engine.batchesFixes }
+            // Events tagged with `seq`, unless they come from the applier's batch: those carry
+            // their own fix's number (`batchSeqs`, set once the fix has joined the batch).
             seq = item.seq
             switch item.kind {
             case .fix:
-                break
-            case .sighting:
-                _ = engine.sighting(device: d, t: item.t, beacon: item.beacon, rssi: item.a, tx: item.b)
-            case .control:
                 // The reader rejected it already if it was out of order.
-                _ = engine.touch(device: d, t: item.t)
-                let control = batch.controls[Int(item.control)]
-                var r = Reading()
-                r.kind = .control
-                r.t = item.t
-                r.op = control.op
-                let problem = control.line.withUnsafeBytes { line in
-                    r.line = line
-                    return ControlRecord.apply(r, device: d, to: engine.scheduler)
+                if case .batched = applier.fix(device: d, t: item.t, at: Coordinate(latitude: item.latitude,
+                                                                                       longitude: item.longitude),
+                                               accuracy: item.accuracy) {
+                    batchSeqs[Int(d)] = item.seq
                 }
-                if let problem {
-                    rejections.append(PendingRejection(seq: item.seq, reason: .badControl, detail: problem,
+            case .sighting:
+                _ = applier.sighting(device: d, t: item.t, beacon: item.beacon, rssi: item.rssi, tx: item.tx)
+            case .control:
+                let control = batch.controls[Int(item.control)]
+                if let (reason, detail) = control.line.withUnsafeBytes({
+                    applier.control(device: d, t: item.t, op: control.op, line: $0)
+                }) {
+                    rejections.append(PendingRejection(seq: item.seq, reason: reason, detail: detail,
                                                        place: control.place, line: control.line, byJob: true))
                 }
             case .tick:
-                engine.tick(to: item.t)
+                applier.tick(to: item.t)
             }
         }
-        applyBatch()
-    }
-
-    /// Applies the monitor's batch, each event tagged with its own fix's sequence number.
-    private func applyBatch() {
-        guard engine.monitor.batchCount > 0 else { return }
-        applyingBatch = true
-        _ = engine.monitor.applyBatch()
-        applyingBatch = false
+        applier.flush()
     }
 
     private func stateEntries() -> [(device: Int32, bytes: [UInt8])] {
@@ -257,9 +236,9 @@ final class ReplayJob {
     private func tag(device: Int32) {
         let end = memory.count
         if engine.phase == .reading {
-            tags.append(JobTag(seq: seq, phase: Engine.Phase.reading.rawValue, queue: 0, due: 0, rank: 0, end: end))
+            tags.append(JobTag(seq: seq, phase: Engine.Phase.reading.rawValue, source: 0, due: 0, rank: 0, end: end))
         } else {
-            tags.append(JobTag(seq: seq, phase: engine.phase.rawValue, queue: engine.firingQueue, due: engine.firingDue,
+            tags.append(JobTag(seq: seq, phase: engine.phase.rawValue, source: engine.firingSource.rawValue, due: engine.firingDue,
                                rank: UInt64(globalOf[Int(device)]), end: end))
         }
     }
@@ -267,13 +246,13 @@ final class ReplayJob {
 
 extension ReplayJob {
     func regionEvent(_ event: RegionEvent) {
-        if applyingBatch { seq = batchSeqs[Int(event.device)] }
+        if applier.applyingBatch { seq = batchSeqs[Int(event.device)] }
         writer.regionEvent(event)
         tag(device: event.device)
     }
 
     func delivery(_ delivery: Delivery) {
-        if applyingBatch { seq = batchSeqs[Int(delivery.device)] }
+        if applier.applyingBatch { seq = batchSeqs[Int(delivery.device)] }
         writer.delivery(delivery)
         tag(device: delivery.device)
     }

@@ -12,7 +12,7 @@ import GeotriggerScheduling
 /// reading to job FNV-1a(device id) mod N in batches. A reading that moves the stream clock forward
 /// is also sent to every other job as a tick, so each job's timers fire at the same point of the
 /// input as on one thread. Jobs tag what they emit with the record's sequence number, the phase and
-/// the timer's (due, queue, rank); the merge, also on this thread, puts the records back in that
+/// the timer's (due, owner, rank); the merge, also on this thread, puts the records back in that
 /// order, reports rejected records in input order and stops `--strict` at the first one.
 extension Replay {
     func runJobs(index: RegionIndex, ids: IDSlots, requests: [NotificationRequest], readings merged: MergedReadings,
@@ -63,7 +63,7 @@ extension Replay {
         }
         /// Returns false when `--strict` stops the run here.
         func reject(_ reason: RejectReason, source: any ReadingDecoder, line: UnsafeRawBufferPointer) -> Bool {
-            statistics.reject(reason)
+            tally.reject(reason)
             let place = "\(source.sourceName):\(source.lineNumber)"
             if config.strict {
                 merge.readerStop = (rd.seq, "\(place): \(Self.message(reason, nil))")
@@ -82,46 +82,32 @@ extension Replay {
             }
             if let progress, rd.sinceProgress >= 4096 {
                 rd.sinceProgress = 0
-                progress.update(bytes: merged.bytesRead, records: statistics.records)
+                progress.update(bytes: merged.bytesRead, records: tally.records)
             }
             return true
         }
 
-        // One NDJSON or CSV input (the usual case): runs of plain fix lines are routed straight
-        // from the decoder's buffer (`drainPlainFixes`), as the one-thread replay reads them,
-        // without a `Reading` copied through the merge for each.
-        typealias PlainBody = (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
-                               _ longitude: Double, _ accuracy: Double) -> Bool
-        let lane: ((PlainBody) -> Void)?
-        if merged.sources.count == 1, let d = merged.sources[0] as? NDJSONDecoder {
-            lane = { d.drainPlainFixes($0) }
-        } else if merged.sources.count == 1, let d = merged.sources[0] as? CSVDecoder {
-            lane = { d.drainPlainFixes($0) }
-        } else {
-            lane = nil
-        }
-
         readLoop: while true {
-            if let lane {
-                lane { t, name, latitude, longitude, accuracy in
-                    rd.seq += 1
-                    guard let (g, j) = rd.route(name, t: t) else {
-                        rd.laneRejected = true
-                        return false
-                    }
-                    rd.batches[j].items.append(JobItem(kind: .fix, device: g, seq: rd.seq, t: t, a: latitude, b: longitude, c: accuracy))
-                    statistics.fixes += 1
-                    if maxAccuracy > 0 && accuracy > maxAccuracy { statistics.ignoredForAccuracy += 1 }
-                    rd.counted()
-                    return rd.sinceFlush < flushEvery && rd.sinceProgress < 4096
+            // Runs of plain fix lines are routed straight from the decoder's buffer, as the
+            // one-thread replay reads them, without a `Reading` copied for each.
+            merged.drainPlainFixes { t, name, latitude, longitude, accuracy in
+                rd.seq += 1
+                guard let (g, j) = rd.route(name, t: t) else {
+                    rd.laneRejected = true
+                    return false
                 }
-                if rd.laneRejected {
-                    rd.laneRejected = false
-                    if !reject(.outOfOrder, source: merged.currentSource, line: merged.rejectedLine) { break readLoop }
-                    rd.counted()
-                }
-                guard try checkpoint() else { break }
+                rd.batches[j].items.append(JobItem(kind: .fix, device: g, seq: rd.seq, t: t, latitude: latitude, longitude: longitude, accuracy: accuracy))
+                tally.fixes += 1
+                if maxAccuracy > 0 && accuracy > maxAccuracy { tally.ignoredForAccuracy += 1 }
+                rd.counted()
+                return rd.sinceFlush < flushEvery && rd.sinceProgress < 4096
             }
+            if rd.laneRejected {
+                rd.laneRejected = false
+                if !reject(.outOfOrder, source: merged.currentSource, line: merged.rejectedLine) { break readLoop }
+                rd.counted()
+            }
+            guard try checkpoint() else { break readLoop }
             switch merged.next().step {
             case .end:
                 break readLoop
@@ -138,24 +124,24 @@ extension Replay {
                 var item = JobItem(kind: .fix, device: g, seq: rd.seq, t: r.t)
                 switch r.kind {
                 case .fix:
-                    (item.a, item.b, item.c) = (r.latitude, r.longitude, r.accuracy)
-                    statistics.fixes += 1
-                    if maxAccuracy > 0 && r.accuracy > maxAccuracy { statistics.ignoredForAccuracy += 1 }
+                    (item.latitude, item.longitude, item.accuracy) = (r.latitude, r.longitude, r.accuracy)
+                    tally.fixes += 1
+                    if maxAccuracy > 0 && r.accuracy > maxAccuracy { tally.ignoredForAccuracy += 1 }
                 case .sighting:
                     item.kind = .sighting
-                    (item.a, item.b, item.beacon) = (r.rssi, r.tx, r.beacon)
-                    statistics.sightings += 1
+                    (item.rssi, item.tx, item.beacon) = (r.rssi, r.tx, r.beacon)
+                    tally.sightings += 1
                     var matches = false
                     matcher.forEachMatch(r.beacon) { _ in matches = true }
-                    if !matches { statistics.sightingsUnmatched += 1 }
+                    if !matches { tally.sightingsUnmatched += 1 }
                 case .control:
                     // A job may still refuse it; under --strict the summary is then this one's.
-                    if config.strict { snapshots[rd.seq] = statistics }
+                    if config.strict { snapshots[rd.seq] = tally }
                     item.kind = .control
                     item.control = Int32(rd.batches[j].controls.count)
                     rd.batches[j].controls.append(JobControl(op: r.op, line: Array(r.line),
                                                           place: "\(merged.currentSource.sourceName):\(merged.currentSource.lineNumber)"))
-                    statistics.controls += 1
+                    tally.controls += 1
                 }
                 rd.batches[j].items.append(item)
             }
@@ -174,8 +160,8 @@ extension Replay {
             try merge.drain([results.pop()], into: output, replay: self, rejects: rejects, reported: &reported)
         }
         if let (s, message) = merge.jobStop {
-            statistics = snapshots[s] ?? statistics
-            statistics.reject(.badControl)
+            tally = snapshots[s] ?? tally
+            tally.reject(.badControl)
             throw ReplayError.strictRejection(message)
         }
         if let (_, message) = merge.readerStop { throw ReplayError.strictRejection(message) }
@@ -309,8 +295,8 @@ final class JobMerge {
         }
         for r in ready {
             if r.byJob {
-                replay.statistics.controls -= 1
-                replay.statistics.reject(r.reason)
+                replay.tally.controls -= 1
+                replay.tally.reject(r.reason)
             }
             try r.line.withUnsafeBytes {
                 try replay.report(r.reason, detail: r.detail, place: r.place, line: $0, rejects: rejects, reported: &reported)
@@ -323,7 +309,7 @@ final class JobMerge {
     private func write(through limit: Int, into output: OutputFile) throws {
         while true {
             var best = -1
-            var bestTag = JobTag(seq: 0, phase: 0, queue: 0, due: 0, rank: 0, end: 0)
+            var bestTag = JobTag(seq: 0, phase: 0, source: 0, due: 0, rank: 0, end: 0)
             for j in 0..<jobs {
                 guard let tag = head(j), tag.seq <= limit else { continue }
                 if best < 0 || tag.precedes(bestTag) {

@@ -11,7 +11,7 @@ enum StateWriter {
     static func write(engine: Engine, to o: OutputFile) {
         let regionIDs = engine.index.regions.map(\.id)
         writeHeader(clock: engine.monitor.clock, to: o)
-        for d in 0..<Int32(engine.monitor.devices.count) {
+        for d in 0..<Int32(engine.devices.count) {
             if d > 0 { o.append(",") }
             writeDevice(d, engine: engine, regionIDs: regionIDs, to: o)
         }

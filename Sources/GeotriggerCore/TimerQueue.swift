@@ -75,3 +75,17 @@ public struct TimerQueue<Payload> {
         return (e.due, e.payload)
     }
 }
+
+/// A part of the engine that keeps timers on the stream clock: the region monitor (dwell), the
+/// beacon monitor (beacon silence, beacon dwell) and the scheduler (time, calendar and repeating
+/// triggers). The engine asks each for its earliest due time before and after every reading and
+/// fires their timers in one order (`Engine`): earliest first, and at equal times in the order of
+/// `Engine.TimerSource`.
+public protocol TimerOwner: AnyObject {
+    /// Due time of the earliest pending timer, +∞ if none: one load, asked for every reading.
+    var earliestTimerDue: Double { get }
+    /// Due time of the earliest pending timer, if any (cancelled timers may be included).
+    var nextTimerDue: Double? { get }
+    /// Fires the earliest timer; returns whether there was one.
+    @discardableResult func fireNextTimer() -> Bool
+}

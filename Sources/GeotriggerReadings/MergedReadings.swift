@@ -82,6 +82,17 @@ public final class MergedReadings {
     public var sourceName: String { sources[lastSource].sourceName }
     /// Bytes consumed over all sources.
     public var bytesRead: Int { sources.reduce(0) { $0 + $1.bytesRead } }
+    /// Track points skipped over all sources (`ReadingDecoder.untimedPoints`).
+    public var untimedPoints: Int { sources.reduce(0) { $0 + $1.untimedPoints } }
+    /// The one source's plain lane (`ReadingDecoder.drainPlainFixes`); with several sources,
+    /// none: their readings must be merged by time one at a time.
+    public func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+                                         _ longitude: Double, _ accuracy: Double) -> Bool) {
+        if let single, !singleEnded {
+            lastSource = 0
+            single.drainPlainFixes(body)
+        }
+    }
     /// The I/O errors that ended inputs early, as `(source name, message)`.
     public var ioErrors: [(source: String, message: String)] {
         sources.compactMap { s in s.ioError.map { (s.sourceName, $0) } }

@@ -27,4 +27,19 @@ public protocol ReadingDecoder: AnyObject {
     var bytesRead: Int { get }
     /// An I/O error that ended the input early, if any (reported with exit status 74).
     var ioError: String? { get }
+    /// The fast lane for runs of plain fixes (`t`, `device`, `lat`, `lon`, optional `accuracy`):
+    /// hands the ones that follow in the read buffer straight to `body` while it returns true,
+    /// each counted as read first, without filling `current`. A decoder without such a lane
+    /// hands none; the records then come through `next()`.
+    func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+                                  _ longitude: Double, _ accuracy: Double) -> Bool)
+    /// Records skipped without a reading and without a rejection, as the format allows (GPX track
+    /// points without a time), for the summary.
+    var untimedPoints: Int { get }
+}
+
+extension ReadingDecoder {
+    public func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+                                         _ longitude: Double, _ accuracy: Double) -> Bool) {}
+    public var untimedPoints: Int { 0 }
 }

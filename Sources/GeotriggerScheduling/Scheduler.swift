@@ -36,7 +36,7 @@ public enum PushOutcome: Equatable, Sendable {
 /// one heap and fire, in time order, when `fireTimers(before:)` / `advance(to:)` pass them; a
 /// location trigger fires on the region event handed to `handleRegionEvent`. Nothing here runs per
 /// reading unless a trigger fires: no scan over devices or requests.
-public final class Scheduler {
+public final class Scheduler: TimerOwner {
     public let devices: DeviceTable
     /// Region id → key used in `handleRegionEvent`, or nil for an unknown id.
     public let regionKey: (String) -> Int32?

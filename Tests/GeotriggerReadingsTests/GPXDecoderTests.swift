@@ -24,7 +24,7 @@ let gpxDataset = "/work/shared/datasets/gpxpy_tracks/cerknicko-jezero.gpx"
         #expect(seen.last?.t == RFC3339.parse("2010-08-05T16:23:49Z"))
         // Time order holds within the file, as the merge assumes.
         #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.t <= $1.t })
-        #expect((d as! GPXDecoder).untimedPoints == 0)
+        #expect(d.untimedPoints == 0)
         #expect(d.ioError == nil)
     }
 
@@ -57,7 +57,7 @@ let gpxDataset = "/work/shared/datasets/gpxpy_tracks/cerknicko-jezero.gpx"
         #expect(seen[0].device == "my.track" && seen[0].t == 1_635_501_603 && seen[0].latitude == 48.2 && seen[0].longitude == 16.37)
         #expect(seen[1].latitude == 48.4 && seen[1].t == 1_635_501_605.5)
         #expect(seen[2].text == #"<trkpt lat="91" lon="16.5"><time>2021-10-29T10:00:06Z</time></trkpt>"#)
-        #expect((d as! GPXDecoder).untimedPoints == 2)
+        #expect(d.untimedPoints == 2)
     }
 
     @Test func deviceOverride() throws {

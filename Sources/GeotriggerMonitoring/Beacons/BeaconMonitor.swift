@@ -43,7 +43,7 @@ public struct BeaconOptions: Sendable {
 /// hears three or more positioned beacons within `fusionWindow`, their distances are fused into a
 /// position (weighted least squares) and positioned zones are decided from it: one position from
 /// many noisy beacons beats any single RSSI.
-public final class BeaconMonitor {
+public final class BeaconMonitor: TimerOwner {
     public let regions: [Region]
     public let matcher: BeaconMatcher
     public let options: BeaconOptions
@@ -249,6 +249,19 @@ public final class BeaconMonitor {
         }
         if heardPositioned { fuse(device: d, at: t) }
         return .applied
+    }
+
+    /// Takes a geographic event if its region is a beacon region: for a positioned beacon region
+    /// the region monitor's enter and exit are only the fix half of the state, which this monitor
+    /// combines with sightings before anything is reported (its dwell is this monitor's own).
+    /// Returns false for any other region: the event is reported as it is.
+    @inline(__always)
+    public func takesFixEvent(_ e: RegionEvent) -> Bool {
+        guard isBeaconRegion(e.region) else { return false }
+        if e.kind != .dwell {
+            fixTransition(device: e.device, region: e.region, inside: e.kind == .enter, at: e.t, distance: e.distance)
+        }
+        return true
     }
 
     /// A positioned beacon region's fix-based state changed (from the geographic monitor).

@@ -1,0 +1,127 @@
+import GeotriggerCore
+import GeotriggerMonitoring
+import GeotriggerReadings
+
+/// The one place a record meets the engine, whatever source it came from: the replay's decoders
+/// on one thread, or a `--jobs` job's batches. Source → applier → engine → output: a new source
+/// decodes records and hands them here; a new sink is an `EngineOutput`.
+///
+/// It dispatches each record by kind (fix, beacon sighting, control record, a clock tick from
+/// another job), and takes plain fixes through the engine's batches of distinct devices where
+/// the engine allows (`Engine.batchesFixes`). The events are those of one record at a time: a
+/// batch is applied before anything else reaches the engine (any record but a fix, a fix that
+/// cannot join it, `flush`), and whether to batch is asked again after each such record.
+final class ReadingApplier {
+    let engine: Engine
+
+    /// What the applier made of the records it was given, for the summary.
+    struct Counts {
+        /// Fixes applied (those ignored for their accuracy included) and, of them, ignored.
+        var fixes = 0
+        var ignoredForAccuracy = 0
+        /// Sightings applied and, of them, those no region matches.
+        var sightings = 0
+        var sightingsUnmatched = 0
+        var controls = 0
+    }
+    @exclusivity(unchecked) private(set) var counts = Counts()
+
+    /// Whether fixes join the engine's batch now.
+    @exclusivity(unchecked) private var batching: Bool
+    /// True while the batch is applied: the events then belong to the batched fixes, not to the
+    /// record being handed in (`replay --jobs` tags each with its own fix).
+    @exclusivity(unchecked) private(set) var applyingBatch = false
+
+    init(engine: Engine) {
+        self.engine = engine
+        batching = engine.batchesFixes
+    }
+
+    /// What became of a fix.
+    enum FixOutcome {
+        /// Waiting in the batch: its events come when the batch is applied.
+        case batched
+        /// Applied at once (its accuracy may have kept it from changing any state).
+        case applied
+        /// Older than its device's previous reading: nothing changed.
+        case rejected(RejectReason)
+    }
+
+    /// The device's id, interned on first sight (no allocation for a known device).
+    @inline(__always)
+    func device(_ name: UnsafeRawBufferPointer) -> Int32 { engine.device(name) }
+
+    @inline(__always)
+    func fix(device d: Int32, t: Double, at p: Coordinate, accuracy: Double) -> FixOutcome {
+        if batching {
+            if engine.batchAppend(device: d, t: t, at: p, accuracy: accuracy) { return .batched }
+            flush()
+            if engine.batchAppend(device: d, t: t, at: p, accuracy: accuracy) { return .batched }
+            // Older than its device's last reading: rejected on its own, below.
+        }
+        switch engine.fix(device: d, t: t, at: p, accuracy: accuracy) {
+        case .applied:
+            counts.fixes += 1
+            return .applied
+        case .ignoredForAccuracy:
+            counts.fixes += 1
+            counts.ignoredForAccuracy += 1
+            return .applied
+        case .rejected(let reason):
+            return .rejected(reason)
+        }
+    }
+
+    /// A beacon sighting (RSSI in dBm; `tx` NaN when absent); the reason when it is rejected.
+    func sighting(device d: Int32, t: Double, beacon: BeaconID, rssi: Double, tx: Double) -> RejectReason? {
+        flush()
+        defer { batching = engine.batchesFixes }
+        switch engine.sighting(device: d, t: t, beacon: beacon, rssi: rssi, tx: tx) {
+        case nil:
+            return .outOfOrder
+        case .applied?:
+            counts.sightings += 1
+        case .unmatched?:
+            counts.sightings += 1
+            counts.sightingsUnmatched += 1
+        }
+        return nil
+    }
+
+    /// A control record for the device's notification center (`ControlRecord`), its JSON line
+    /// given whole; the reason (and what was wrong) when it is rejected.
+    func control(device d: Int32, t: Double, op: ControlOp, line: UnsafeRawBufferPointer) -> (RejectReason, String?)? {
+        flush()
+        defer { batching = engine.batchesFixes }
+        if let reason = engine.touch(device: d, t: t) { return (reason, nil) }
+        if let problem = ControlRecord.apply(op, line: line, t: t, device: d, to: engine.scheduler) {
+            return (.badControl, problem)
+        }
+        counts.controls += 1
+        return nil
+    }
+
+    /// Another job's reading moved the stream clock to `t` (`Engine.tick`).
+    func tick(to t: Double) {
+        flush()
+        engine.tick(to: t)
+        batching = engine.batchesFixes
+    }
+
+    /// Applies the batch, if any: its fixes' events reach the output now.
+    @inline(__always)
+    func flush() {
+        let n = engine.batchCount
+        guard n > 0 else { return }
+        applyingBatch = true
+        counts.ignoredForAccuracy += engine.applyBatch()
+        applyingBatch = false
+        counts.fixes += n
+    }
+
+    /// Flushes, then asks again whether fixes may be batched (the caller changed the engine).
+    func resume() {
+        flush()
+        batching = engine.batchesFixes
+    }
+}
