@@ -308,3 +308,33 @@ public final class Engine {
         func handle(_ event: RegionEvent) { engine.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.report(event) } }
     }
 }
+
+// MARK: Checkpoints
+
+extension Engine {
+    /// The whole engine's state between readings, for `replay --checkpoint`: the devices, the
+    /// region state machines, the beacon regions and the notification centers, with their
+    /// timers. The regions, requests and options are not written: a restore is into an engine
+    /// built from the same ones (`restoreSnapshot`).
+    public func writeSnapshot(to w: inout SnapshotWriter) {
+        w.tag("engine")
+        devices.writeSnapshot(to: &w)
+        monitor.writeSnapshot(to: &w)
+        beacons.writeSnapshot(to: &w)
+        scheduler.writeSnapshot(to: &w)
+    }
+
+    /// Restores `writeSnapshot`'s state into this engine, which must be new (no reading yet) and
+    /// built from the same regions, requests and options.
+    public func restoreSnapshot(from r: inout SnapshotReader) throws(SnapshotError) {
+        guard devices.count == 0 else { throw SnapshotError("restoring into an engine that has read already") }
+        try r.expect("engine")
+        for (name, rank) in try DeviceTable.readSnapshot(from: &r) {
+            let d = name.withUnsafeBytes { monitor.device($0) }
+            devices.setRank(d, rank)
+        }
+        try monitor.restoreSnapshot(from: &r)
+        try beacons.restoreSnapshot(from: &r)
+        try scheduler.restoreSnapshot(from: &r)
+    }
+}

@@ -206,3 +206,22 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+extension DeviceTable {
+    /// Every device's name, in id order, and its rank (`rank(_:)`), for a checkpoint.
+    public func writeSnapshot(to w: inout SnapshotWriter) {
+        w.tag("devices")
+        w.count(count)
+        for id in 0..<Int32(count) {
+            w.raw(nameBytes(id))
+            w.varint(rank(id))
+        }
+    }
+
+    /// The names and ranks `writeSnapshot` wrote, each name handed to `intern` (which must intern
+    /// it here, in order, as the engine's `device(_:)` does with its per-device state).
+    public static func readSnapshot(from r: inout SnapshotReader) throws(SnapshotError) -> [(name: [UInt8], rank: UInt64)] {
+        try r.expect("devices")
+        return try r.list { r throws(SnapshotError) in (try r.raw(), try r.varint()) }
+    }
+}

@@ -62,7 +62,7 @@ public final class Monitor: TimerOwner {
     /// `sink`, called without reference counting on the per-event path.
     let sinkReference = HeldReference<any RegionEventSink>()
     /// The largest reading time seen (Unix seconds), or -∞ before the first.
-    @exclusivity(unchecked) public private(set) var clock: Double = -.infinity
+    @exclusivity(unchecked) public internal(set) var clock: Double = -.infinity
     /// `clock`, read without an exclusivity check in other modules too (a direct read of a
     /// class's stored property from another module is checked at run time, whatever its
     /// attribute here): the engine reads it after every reading.

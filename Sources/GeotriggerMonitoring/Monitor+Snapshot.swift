@@ -1,0 +1,61 @@
+import GeotriggerCore
+
+// A checkpoint of the state machines (`replay --checkpoint`): per device its last reading,
+// whether its first fix has been taken, and its visits with their entry times; the clock and the
+// dwell timers. The fast path's neighbourhoods and skip bounds are not written: they decide only
+// how much work a fix takes, never an event, and a restored device takes a new neighbourhood at
+// its next fix.
+extension Monitor {
+    /// Writes every device's state (the devices themselves are the `DeviceTable`'s to write).
+    public func writeSnapshot(to w: inout SnapshotWriter) {
+        // A snapshot is taken between readings: a caller that batches fixes has applied its
+        // batch by then (`ReadingApplier.flush`), or those fixes would be lost.
+        precondition(batch.count == 0, "a snapshot with fixes waiting in the batch")
+        w.tag("monitor")
+        w.f64(clock)
+        w.f64(timeOrigin)
+        w.count(stateCount)
+        for slot in 0..<stateCount {
+            w.f64(states[slot].last)
+            w.bool(states[slot].anchorCos >= 0)
+            let visits = states[slot].visits
+            w.count(Int(visits.count))
+            for i in 0..<Int(visits.count) {
+                let v = visits[i]
+                w.varint(UInt64(v.key))
+                w.f64(entryTimes.time(v.code))
+            }
+        }
+        timers.writeSnapshot(to: &w) { w, timer in
+            w.i32(timer.device)
+            w.i32(timer.region)
+        }
+    }
+
+    /// Restores what `writeSnapshot` wrote into a monitor over the same index and options whose
+    /// devices have been interned, in the same order, and have done nothing yet.
+    public func restoreSnapshot(from r: inout SnapshotReader) throws(SnapshotError) {
+        try r.expect("monitor")
+        clock = try r.f64()
+        timeOrigin = try r.f64()
+        let n = try r.count()
+        guard n == stateCount else { throw SnapshotError("snapshot has \(n) devices' region states, the run \(stateCount)") }
+        let regions = UInt32(index.regions.count)
+        for slot in 0..<n {
+            states[slot].last = try r.f64()
+            states[slot].anchorCos = try r.bool() ? 0 : -1
+            let visits = try r.count()
+            for _ in 0..<visits {
+                let key = try r.varint()
+                guard key <= UInt64(UInt32.max), VisitList.region(ofKey: UInt32(key)) < regions else {
+                    throw SnapshotError("snapshot names a region the index does not have")
+                }
+                let enteredAt = try r.f64()
+                states[slot].visits.append(VisitList.Entry(key: UInt32(key), code: entryTimes.code(enteredAt)))
+            }
+        }
+        try timers.restoreSnapshot(from: &r) { r throws(SnapshotError) in
+            Timer(device: try r.i32(), region: try r.i32())
+        }
+    }
+}
