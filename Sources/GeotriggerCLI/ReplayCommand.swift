@@ -116,9 +116,13 @@ struct ReplayCommand: ParsableCommand {
         if !(safeDistance >= 0 && safeDistance.isFinite) { throw ValidationError("--safe-distance must be a finite number of metres ≥ 0") }
         if !(1...256).contains(jobs) { throw ValidationError("--jobs must be between 1 and 256") }
         if !(beaconExit > 0 && beaconExit.isFinite) { throw ValidationError("--beacon-exit must be a positive number of seconds") }
-        if let until, parseTime(until) == nil {
-            throw ValidationError("--until must be Unix seconds or an RFC 3339 time, not \"\(until)\"")
+        if let until {
+            guard let t = parseTime(until) else {
+                throw ValidationError("--until must be Unix seconds or an RFC 3339 time, not \"\(until)\"")
+            }
+            if !InputLimits.timeIsWritable(t) { throw ValidationError("\(Replay.untilOutOfRange), not \"\(until)\"") }
         }
+        if let device, !InputLimits.identifierFits(device) { throw ValidationError(Replay.deviceTooLong(device)) }
     }
 
     func run() throws {
