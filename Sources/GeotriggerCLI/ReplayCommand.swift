@@ -56,7 +56,7 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Input format when the extension does not tell, or for standard input.", valueName: "ndjson|csv|gpx"))
     var format: ReadingFormat?
 
-    @Option(help: ArgumentHelp("Device id for GPX input (default: the file name without extension).", valueName: "id"))
+    @Option(help: ArgumentHelp("Device id for GPX input (default: the file name without extension); at most 256 bytes of UTF-8.", valueName: "id"))
     var device: String?
 
     @Option(help: ArgumentHelp("Leave a circle only beyond radius + M metres. Default: max(20, 10 % of the radius) per region; 0 = exact boundary.", valueName: "M"))
@@ -80,7 +80,7 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Beacon region exit after S seconds without a qualifying sighting.", valueName: "S"))
     var beaconExit: Double = 30
 
-    @Option(help: ArgumentHelp("At the end of input, advance the clock to TIME (Unix seconds or RFC 3339) and fire due timers.", valueName: "TIME"))
+    @Option(help: ArgumentHelp("At the end of input, advance the clock to TIME (Unix seconds or RFC 3339, in the years 0001–9999) and fire due timers.", valueName: "TIME"))
     var until: String?
 
     @Flag(help: "Stop at the first bad reading (exit 65) instead of reporting and skipping it.")
