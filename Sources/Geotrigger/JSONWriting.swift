@@ -241,7 +241,9 @@ extension OutputFile {
         let bytes = timeBytes + 32 * slot
         var n = RFC3339.format24(t, to: bytes, days: &dayCache)
         if n == 0 {
-            // Not finite, or a year beyond 0…9999: at most 29 bytes.
+            // Not finite, or a year beyond 0…9999: at most 29 bytes. Defensive only: input times
+            // are held to `InputLimits.timeIsWritable` (years 0001–9999 once rounded) where they
+            // are read, and every time written derives from them without passing the clock.
             var spelled: [UInt8] = []
             RFC3339.format(t, into: &spelled)
             n = min(31, spelled.count)

@@ -139,10 +139,31 @@ public final class Replay {
         }
     }
 
+    /// The configuration's own times and ids within the input limits (SPEC §3), as the command
+    /// line checks them: a usage error otherwise, before anything is read.
+    static func checkLimits(_ config: ReplayConfiguration) throws {
+        if let until = config.until, !InputLimits.timeIsWritable(until) {
+            throw ReplayError.usage(untilOutOfRange)
+        }
+        if let device = config.device, !InputLimits.identifierFits(device) {
+            throw ReplayError.usage(deviceTooLong(device))
+        }
+    }
+
+    /// Why `--until` is refused when it is outside the years 0001–9999.
+    public static let untilOutOfRange = "--until must be a time in the years 0001–9999 (RFC 3339 "
+        + "0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z, Unix seconds -62135596800 to 253402300799.999)"
+
+    /// Why `--device` is refused when it is longer than the identifier limit.
+    public static func deviceTooLong(_ device: String) -> String {
+        "--device: " + InputLimits.identifierTooLong("the device id", byteCount: device.utf8.count)
+    }
+
     @discardableResult
     public func run() throws -> ReplayStatistics {
         let start = monotonicSeconds()
         let config = configuration
+        try Self.checkLimits(config)
         let index = try Self.loadIndex(path: config.regionsPath, hysteresis: config.hysteresis, tree: config.tree)
         // The ids as events write them are made with the index: a part of loading the regions.
         let ids = IDSlots(regions: index.regions)

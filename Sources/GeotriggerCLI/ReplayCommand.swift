@@ -56,7 +56,7 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Input format when the extension does not tell, or for standard input.", valueName: "ndjson|csv|gpx"))
     var format: ReadingFormat?
 
-    @Option(help: ArgumentHelp("Device id for GPX input (default: the file name without extension).", valueName: "id"))
+    @Option(help: ArgumentHelp("Device id for GPX input (default: the file name without extension); at most 256 bytes of UTF-8.", valueName: "id"))
     var device: String?
 
     @Option(help: ArgumentHelp("Leave a circle only beyond radius + M metres. Default: max(20, 10 % of the radius) per region; 0 = exact boundary.", valueName: "M"))
@@ -80,7 +80,7 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Beacon region exit after S seconds without a qualifying sighting.", valueName: "S"))
     var beaconExit: Double = 30
 
-    @Option(help: ArgumentHelp("At the end of input, advance the clock to TIME (Unix seconds or RFC 3339) and fire due timers.", valueName: "TIME"))
+    @Option(help: ArgumentHelp("At the end of input, advance the clock to TIME (Unix seconds or RFC 3339, in the years 0001–9999) and fire due timers.", valueName: "TIME"))
     var until: String?
 
     @Flag(help: "Stop at the first bad reading (exit 65) instead of reporting and skipping it.")
@@ -116,9 +116,13 @@ struct ReplayCommand: ParsableCommand {
         if !(safeDistance >= 0 && safeDistance.isFinite) { throw ValidationError("--safe-distance must be a finite number of metres ≥ 0") }
         if !(1...256).contains(jobs) { throw ValidationError("--jobs must be between 1 and 256") }
         if !(beaconExit > 0 && beaconExit.isFinite) { throw ValidationError("--beacon-exit must be a positive number of seconds") }
-        if let until, parseTime(until) == nil {
-            throw ValidationError("--until must be Unix seconds or an RFC 3339 time, not \"\(until)\"")
+        if let until {
+            guard let t = parseTime(until) else {
+                throw ValidationError("--until must be Unix seconds or an RFC 3339 time, not \"\(until)\"")
+            }
+            if !InputLimits.timeIsWritable(t) { throw ValidationError("\(Replay.untilOutOfRange), not \"\(until)\"") }
         }
+        if let device, !InputLimits.identifierFits(device) { throw ValidationError(Replay.deviceTooLong(device)) }
     }
 
     func run() throws {

@@ -99,6 +99,9 @@ struct CSVRegionReader {
         }
         let id = record.string(header.id)
         guard !id.isEmpty else { throw fail("missing id", line: line, row: rowIndex) }
+        guard InputLimits.identifierFits(id) else {
+            throw fail(InputLimits.identifierTooLong("id", byteCount: id.utf8.count), line: line, row: rowIndex)
+        }
         func number(_ column: Int, _ name: String) throws(RegionFileError) -> Double {
             if let value = record.number(column) { return value }
             let text = record.string(column)

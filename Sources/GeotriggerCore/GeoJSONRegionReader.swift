@@ -83,6 +83,10 @@ struct GeoJSONRegionReader {
             return nil
         case .string(let text)?:
             guard !text.isEmpty else { throw fail("\(field) must not be empty", index) }
+            // Not named in the error: it is the problem, and may be any length.
+            guard InputLimits.identifierFits(text) else {
+                throw fail(InputLimits.identifierTooLong(field, byteCount: text.utf8.count), index)
+            }
             return text
         case .number(let number)?:
             return formatNumber(number)

@@ -220,7 +220,9 @@ public enum RFC3339 {
     /// Appends `t` (Unix seconds) as `YYYY-MM-DDTHH:MM:SS.mmmZ`, rounded to the nearest millisecond.
     ///
     /// Years outside 0001…9999 are written with as many digits as needed and a leading `-` when
-    /// negative (ISO 8601 expanded form); a non-finite `t` is written as `invalid`.
+    /// negative (ISO 8601 expanded form); a non-finite `t` is written as `invalid`. Neither is
+    /// RFC 3339: the replay never gets here with such a time, as readings and `--until` are held to
+    /// `InputLimits.timeIsWritable` where they are read; this spelling is only a defence.
     public static func format(_ t: Double, into out: inout [UInt8]) {
         guard let (year, month, day, sod, ms) = parts(t) else {
             out.append(contentsOf: "invalid".utf8)

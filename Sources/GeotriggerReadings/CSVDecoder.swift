@@ -147,8 +147,9 @@ public final class CSVDecoder: ReadingDecoder {
 
     /// Decodes a row that is exactly `T,D,LAT,LON` or `T,D,LAT,LON,ACC` under the matching header,
     /// with numbers written the usual way (`PlainLine.number`), D printable ASCII without quotes,
-    /// backslashes or commas and not starting or ending with a space, and every value one the
-    /// general path would accept (finite time, coordinates in range, accuracy not negative).
+    /// backslashes or commas, not starting or ending with a space and at most
+    /// `InputLimits.identifierBytes` long, and every value one the general path would accept
+    /// (a time in the years 0001–9999, coordinates in range, accuracy not negative).
     /// Returns false, having changed nothing, for any other row; the general path then decides
     /// it, so this path only saves work. The row's slack (at least 16 readable bytes past `n`)
     /// lets the last number read its terminator at `n`.
@@ -167,11 +168,13 @@ public final class CSVDecoder: ReadingDecoder {
     private func plainRowEnd(_ p: UnsafePointer<UInt8>, _ n: Int, last: Int, _ row: inout PlainFix) -> Int {
         let comma = UInt8(ascii: ",")
         var i = times.number(p, 0, n, &row.t)
-        guard i > 0, p[i] == comma else { return -1 }
+        guard i > 0, p[i] == comma, InputLimits.timeIsWritable(row.t) else { return -1 }
         let deviceStart = i + 1
         i = PlainLine.nameEnd(p, from: deviceStart, n, also: comma)
         let space = UInt8(ascii: " ")
-        guard i >= 0, p[i] == comma, i > deviceStart, p[deviceStart] != space, p[i - 1] != space else { return -1 }
+        guard i >= 0, p[i] == comma, i > deviceStart, p[deviceStart] != space, p[i - 1] != space,
+              InputLimits.identifierFits(byteCount: i - deviceStart)
+        else { return -1 }
         row.deviceStart = deviceStart
         row.deviceCount = i - deviceStart
         i = PlainLine.number(p, i + 1, n, &row.latitude)
@@ -237,7 +240,9 @@ public final class CSVDecoder: ReadingDecoder {
                 f.device = bytes
             case .uuid: f.uuid = bytes
             case .op: f.op = bytes
-            case .id: f.hasIDString = true
+            case .id:
+                f.hasIDString = true
+                if !InputLimits.identifierFits(byteCount: bytes.count) { f.idTooLong = true }
             case .ids: f.hasIDsArray = b[0] == UInt8(ascii: "[")
             case .request: f.hasRequestObject = b[0] == UInt8(ascii: "{")
             case .content, .unknown: break

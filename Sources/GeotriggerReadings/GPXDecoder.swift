@@ -245,8 +245,11 @@ public final class GPXDecoder: ReadingDecoder {
         if let r = coordinate(attribute("lat", from: attrFrom, to: attrTo), &lat) { return r }
         if let r = coordinate(attribute("lon", from: attrFrom, to: attrTo), &lon) { return r }
         guard let t = RFC3339.parse(time) else { return .badTime }
+        guard InputLimits.timeIsWritable(t) else { return .timeOutOfRange }
         guard lat >= -90 && lat <= 90 else { return .latitudeOutOfRange }
         guard lon >= -180 && lon <= 180 else { return .longitudeOutOfRange }
+        // The device (given, or the file name's): every point of the file is rejected if it is too long.
+        guard InputLimits.identifierFits(byteCount: device.count) else { return .idTooLong }
         reading.kind = .fix
         reading.t = t
         reading.device = UnsafeRawBufferPointer(device)

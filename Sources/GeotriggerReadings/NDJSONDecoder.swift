@@ -93,8 +93,9 @@ public final class NDJSONDecoder: ReadingDecoder {
 
     /// Decodes a line that is exactly `{"t":T,"device":"D","lat":Y,"lon":X}` or the same with
     /// `,"accuracy":A` before the brace (the order fleet feeds and `geotrigger scenario` write),
-    /// with no whitespace, D printable ASCII without escapes, and every value one the general
-    /// path would accept: a finite time, coordinates in range, accuracy not negative. Returns
+    /// with no whitespace, D printable ASCII without escapes and at most
+    /// `InputLimits.identifierBytes` long, and every value one the general path would accept: a
+    /// time in the years 0001–9999, coordinates in range, accuracy not negative. Returns
     /// false, having changed nothing, for any other line; the general path then decides it, so
     /// this path only saves work and never decides differently.
     @inline(__always)
@@ -170,13 +171,15 @@ public final class NDJSONDecoder: ReadingDecoder {
         @inline(__always) func word(_ at: Int) -> UInt64 { L.word(p, at) }
         guard word(0) & L.mask5 == L.braceT else { return -1 }
         var i = plainTime(p, n, &fix.t)
-        guard i > 0, i + 11 <= n, word(i) == L.commaDevice, word(i + 8) & L.mask3 == L.quoteColonQuote else { return -1 }
+        guard i > 0, InputLimits.timeIsWritable(fix.t), i + 11 <= n, word(i) == L.commaDevice, word(i + 8) & L.mask3 == L.quoteColonQuote else { return -1 }
         let deviceStart = i + 11
         i = L.nameEnd(p, from: deviceStart, n, also: UInt8(ascii: "\""))
         guard i >= 0 else { return -1 }
         fix.deviceStart = deviceStart
         fix.deviceCount = i - deviceStart
-        guard fix.deviceCount > 0, i + 8 <= n, word(i) == L.quoteLat else { return -1 }
+        guard fix.deviceCount > 0, InputLimits.identifierFits(byteCount: fix.deviceCount), i + 8 <= n,
+              word(i) == L.quoteLat
+        else { return -1 }
         i = L.number(p, i + 8, n, &fix.latitude)
         guard i > 0, fix.latitude >= -90 && fix.latitude <= 90, i + 7 <= n, word(i) & L.mask7 == L.commaLon else {
             return -1
@@ -275,7 +278,9 @@ public final class NDJSONDecoder: ReadingDecoder {
                         case .device: f.device = s; f.deviceWrongType = false
                         case .uuid: f.uuid = s; f.beaconWrongType = false
                         case .op: f.op = s; f.opWrongType = false
-                        default: f.hasIDString = true
+                        default:
+                            f.hasIDString = true
+                            if !InputLimits.identifierFits(byteCount: s.count) { f.idTooLong = true }
                         }
                     } else if c == UInt8(ascii: "n") {
                         i = JSONScan.literal(p, i, n, "null")
@@ -316,6 +321,10 @@ public final class NDJSONDecoder: ReadingDecoder {
         }
         if JSONScan.skipWhitespace(p, i, n) != n { return JSONScan.malformed }
         if f.device != nil, !f.deviceWrongType, f.device!.count == 0 { f.device = nil }
+        // A control record's nested ids (rare records: read by the JSON parser the scheduler uses).
+        if f.op != nil && (f.hasRequestObject || f.hasIDsArray) && !f.idTooLong {
+            f.idTooLong = controlIDsTooLong(UnsafeRawBufferPointer(start: p, count: n))
+        }
         if let reason = framing.accept(f) {
             validationReason = reason
             return 2

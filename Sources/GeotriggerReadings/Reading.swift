@@ -72,6 +72,12 @@ public enum RejectReason: String, CaseIterable, Sendable {
     case outOfOrder = "older-than-previous"
     /// A beacon sighting (it has a `uuid`) without an `rssi`.
     case missingRSSI = "missing-rssi"
+    /// A time (Unix seconds or RFC 3339) RFC 3339 cannot write with milliseconds
+    /// (`InputLimits.timeIsWritable`): before 0001-01-01T00:00:00Z, or at 10000-01-01 once rounded.
+    case timeOutOfRange = "time-out-of-range"
+    /// An identifier (the device, a request id in a control record) longer than
+    /// `InputLimits.identifierBytes` bytes of UTF-8.
+    case idTooLong = "id-too-long"
 
     /// A sentence for `FILE:LINE: reason` messages.
     public var message: String {
@@ -94,6 +100,8 @@ public enum RejectReason: String, CaseIterable, Sendable {
         case .badCSVRow: return "CSV row does not match the header"
         case .outOfOrder: return "older than the device's previous reading"
         case .missingRSSI: return "beacon sighting without \"rssi\""
+        case .timeOutOfRange: return "time \"t\" outside the years 0001–9999"
+        case .idTooLong: return "identifier longer than \(InputLimits.identifierBytes) bytes"
         }
     }
 }

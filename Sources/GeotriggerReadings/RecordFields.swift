@@ -103,6 +103,9 @@ struct RecordFields {
     var hasRequestObject = false
     var hasIDsArray = false
     var hasIDString = false
+    /// A control record's request id (`id`, one of `ids`, `request.id`) is longer than
+    /// `InputLimits.identifierBytes`; set by the decoder.
+    var idTooLong = false
     var nonFinite = false
     /// A known numeric field holding something that is not a number.
     var wrongType = false
@@ -143,8 +146,10 @@ struct RecordFields {
         case .bad: return .badTime
         case .ok: break
         }
+        guard InputLimits.timeIsWritable(t) else { return .timeOutOfRange }
         if deviceWrongType { return .missingDevice }
         guard let dev = device ?? defaultDevice, dev.count > 0 else { return .missingDevice }
+        guard InputLimits.identifierFits(byteCount: dev.count) else { return .idTooLong }
         if wrongType { return .malformed }
         r.t = t
         r.device = dev
@@ -186,6 +191,7 @@ struct RecordFields {
             case .push: if !hasIDString { return .badControl }
             case .removeAllPending, .removeAllDelivered: break
             }
+            if idTooLong { return .idTooLong }
             r.kind = .control
             r.op = kind
             r.beacon = BeaconID()
@@ -204,6 +210,20 @@ struct RecordFields {
         guard v >= 0 && v <= 65535 && v.rounded(.towardZero) == v else { return nil }
         return Int32(v)
     }
+}
+
+/// Whether the control record `line` (one JSON object) names an identifier longer than
+/// `InputLimits.identifierBytes`: a request id in `ids` or the id of `request`.
+/// Parsed by the JSON parser that `ControlRecord` applies the record with, so the ids checked are
+/// the ids applied. False for a line it cannot parse (the caller has already parsed it).
+func controlIDsTooLong(_ line: UnsafeRawBufferPointer) -> Bool {
+    guard let json = try? JSONValue.parse(line) else { return false }
+    @inline(__always) func tooLong(_ v: JSONValue?) -> Bool {
+        guard let s = v?.stringValue else { return false }
+        return !InputLimits.identifierFits(s)
+    }
+    if let ids = json["ids"]?.arrayValue, ids.contains(where: tooLong) { return true }
+    return tooLong(json["request"]?["id"])
 }
 
 /// The control operation named by `bytes`, or nil.

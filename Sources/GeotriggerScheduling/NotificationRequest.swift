@@ -18,6 +18,9 @@ public struct NotificationRequest: Hashable, Sendable {
     public init(json: JSONValue) throws(RequestError) {
         guard case .object(let o) = json else { throw RequestError("a request must be an object") }
         guard let id = o["id"]?.stringValue, !id.isEmpty else { throw RequestError("request id is missing or not a string") }
+        guard InputLimits.identifierFits(id) else {
+            throw RequestError(InputLimits.identifierTooLong("the request id", byteCount: id.utf8.count))
+        }
         guard let trigger = o["trigger"] else { throw RequestError("request \"\(id)\" has no trigger") }
         let content = try NotificationContent(json: o["content"] ?? .object([:]))
         var devices: [String]?
@@ -25,6 +28,9 @@ public struct NotificationRequest: Hashable, Sendable {
             guard let list = d.arrayValue, let names = Optional(list.compactMap(\.stringValue)), names.count == list.count,
                   !names.isEmpty
             else { throw RequestError("devices must be a non-empty array of device ids") }
+            if let long = names.first(where: { !InputLimits.identifierFits($0) }) {
+                throw RequestError(InputLimits.identifierTooLong("a device id in devices", byteCount: long.utf8.count))
+            }
             devices = names
         }
         if let extra = o.keys.sorted().first(where: { !["id", "content", "trigger", "devices"].contains($0) }) {
@@ -63,7 +69,8 @@ public enum RequestsFile {
         var seen: [String: Int] = [:]
         var requests: [NotificationRequest] = []
         for (i, item) in items.enumerated() {
-            let id = item["id"]?.stringValue
+            // Named in errors unless it is itself the problem (too long to quote).
+            let id = item["id"]?.stringValue.flatMap { InputLimits.identifierFits($0) ? $0 : nil }
             let request: NotificationRequest
             do { request = try NotificationRequest(json: item) } catch {
                 throw RequestFileError(file: fileName, index: i, id: id, reason: error.reason)
