@@ -28,13 +28,15 @@ let package = Package(
         // Sixteen comparisons at once (SSE compare and movemask): box tests for the packed R-tree,
         // due clearances for a device's neighbourhood.
         .target(name: "CBoxes"),
+        // SIGINT/SIGTERM noted in a sig_atomic_t, for a checkpoint before stopping.
+        .target(name: "CSignals"),
         // Value types shared by every layer: time stamps, JSON values, region definitions and their files.
         .target(
             name: "GeotriggerCore",
             dependencies: ["CPrefetch", .product(name: "HeapModule", package: "swift-collections")]
         ),
         // Byte-level decoders for NDJSON, CSV and GPX readings. No GEOS, no Foundation on the hot path.
-        .target(name: "GeotriggerReadings", dependencies: ["GeotriggerCore"]),
+        .target(name: "GeotriggerReadings", dependencies: ["CSignals", "GeotriggerCore"]),
         // GEOS binding, geodesy on WGS84 and the region index. The only module that touches the C API.
         .target(name: "GeotriggerGeometry", dependencies: ["CBoxes", "CGEOS", "CMath", "CPrefetch", "GeotriggerCore"]),
         // Per-(device, region) state machines, timers and events.

@@ -14,6 +14,12 @@ public final class EventWriter: RegionEventTableReader {
     @exclusivity(unchecked) private var kindCounts = (0, 0, 0)
     /// Events written by kind, in `RegionEvent.Kind` order.
     public var counts: [Int] { [kindCounts.0, kindCounts.1, kindCounts.2] }
+
+    /// A resumed run's counts (`replay --checkpoint`): `counts` and `deliveryCounts` as they were.
+    func restoreCounts(events: [Int], deliveries: [Int]) {
+        if events.count == 3 { kindCounts = (events[0], events[1], events[2]) }
+        if deliveries.count == deliveryCounts.count { deliveryCounts = deliveries }
+    }
     /// The first write failure; the driver stops at the next reading when it is set.
     @exclusivity(unchecked) public private(set) var failure: IOFailure?
     /// Deliveries by trigger kind, in `Self.triggerKinds` order.

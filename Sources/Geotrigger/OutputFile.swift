@@ -22,6 +22,10 @@ public final class OutputFile {
     @exclusivity(unchecked) public private(set) var count = 0
     @exclusivity(unchecked) private var capacity: Int
     private let flushThreshold: Int
+    /// Bytes written out so far (not counting the pending `count`).
+    public private(set) var written = 0
+    /// Whether this is a file opened by path (not a standard stream or memory).
+    public private(set) var isFile = false
     /// Times formatted by `appendTime`, direct-mapped by a hash of the time (`timeSlot`): the
     /// events of one fix share their time, and an exit's `enteredAt` is mostly a time written
     /// before (its enter's), so almost every time is copied rather than formatted. Slot k holds
@@ -55,11 +59,38 @@ public final class OutputFile {
             self.fd = fd
             self.owns = true
             self.path = path
+            self.isFile = true
         } else {
             self.fd = STDOUT_FILENO
             self.owns = false
             self.path = "standard output"
         }
+    }
+
+    /// Reopens `path` for a resumed run (`replay --checkpoint`): what is past `length` bytes (written
+    /// after the checkpoint) is cut off, and appending goes on from there. Fails if the file is
+    /// missing or shorter than `length`: it is not the file the checkpoint was taken with.
+    public init(path: String, resumingAt length: Int, flushThreshold: Int = 256 << 10) throws {
+        self.flushThreshold = flushThreshold
+        capacity = flushThreshold + 4096
+        storage = .allocate(capacity: capacity)
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            storage.deallocate()
+            throw IOFailure("cannot resume \(path): \(String(cString: strerror(errno)))")
+        }
+        var st = stat()
+        guard fstat(fd, &st) == 0, Int(st.st_size) >= length, ftruncate(fd, off_t(length)) == 0,
+              lseek(fd, off_t(length), SEEK_SET) == off_t(length) else {
+            close(fd)
+            storage.deallocate()
+            throw IOFailure("cannot resume \(path): it is shorter than the \(length) bytes the checkpoint recorded")
+        }
+        self.fd = fd
+        self.owns = true
+        self.path = path
+        self.written = length
+        self.isFile = true
     }
 
     /// Standard error, unbuffered beyond one message.
@@ -168,6 +199,14 @@ public final class OutputFile {
         if count >= flushThreshold { try flush() }
     }
 
+    /// Flushes, then asks the system to put the bytes on disk (`fsync`), for a checkpoint that
+    /// records this length: a file shorter than that after a crash could not be resumed.
+    public func synchronize() throws {
+        try flush()
+        guard isFile else { return }
+        if fsync(fd) != 0 { throw IOFailure("cannot write \(path): \(String(cString: strerror(errno)))") }
+    }
+
     public func flush() throws {
         guard fd >= 0 else { return }
         var failure: String?
@@ -181,6 +220,7 @@ public final class OutputFile {
             }
             offset += n
         }
+        written += offset
         count = 0
         if let failure { throw IOFailure("cannot write \(path): \(failure)") }
     }

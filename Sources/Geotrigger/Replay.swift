@@ -38,6 +38,10 @@ public struct ReplayConfiguration: Sendable {
     /// `--jobs`: threads the devices are spread over (by a hash of the device id). The output is
     /// byte for byte the one thread's.
     public var jobs = 1
+    /// `--checkpoint`: the folder of the run's snapshots; the run resumes from the newest.
+    public var checkpointDirectory: String? = nil
+    /// `--checkpoint-every`: records between snapshots.
+    public var checkpointEvery = 1_000_000
 
     public init(regionsPath: String) { self.regionsPath = regionsPath }
 }
@@ -56,10 +60,12 @@ public enum ReplayError: Error, CustomStringConvertible {
     case io(String)
     /// The command line cannot work, e.g. an input whose format cannot be told (64).
     case usage(String)
+    /// `--checkpoint`: the folder's snapshot belongs to another run, or cannot be read (65).
+    case checkpoint(String)
 
     public var exitStatus: Int32 {
         switch self {
-        case .badRegions, .badRequests, .strictRejection: return 65
+        case .badRegions, .badRequests, .strictRejection, .checkpoint: return 65
         case .inputMissing: return 66
         case .io: return 74
         case .usage: return 64
@@ -72,7 +78,7 @@ public enum ReplayError: Error, CustomStringConvertible {
         case .badRequests(let e): return e.description
         case .strictRejection(let s): return "\(s) (stopped by --strict)"
         case .inputMissing(let path): return "\(path): no such file"
-        case .io(let s), .usage(let s): return s
+        case .io(let s), .usage(let s), .checkpoint(let s): return s
         }
     }
 }
@@ -100,6 +106,11 @@ public final class Replay {
     @exclusivity(unchecked) var tally = ReplayStatistics()
     /// The one-thread run's applier, once there is one.
     private var applier: ReadingApplier?
+    /// `--checkpoint`: the run's snapshots, and how the read loop takes one.
+    private var checkpointer: Checkpointer?
+    private var checkpointNow: ((_ reported: Int) throws -> Void)?
+    /// The run stopped at SIGINT or SIGTERM after writing a checkpoint, before its end.
+    public private(set) var stoppedBySignal = false
     /// Written to stderr: reject reports, progress and the summary.
     let diagnostics: (String) -> Void
 
@@ -187,17 +198,43 @@ public final class Replay {
         }
         tally.inputs = decoders.count
         let totalBytes = paths.map(fileSize).reduce(0, +)
+        let merged = MergedReadings(decoders)
+
+        // --checkpoint: the newest snapshot of this run, if there is one, is where it goes on.
+        var checkpointer: Checkpointer?
+        var resumed: Checkpointer.Resumed?
+        if let directory = config.checkpointDirectory {
+            if config.jobs > 1 { throw ReplayError.usage("--checkpoint with --jobs is not built yet; use --jobs 1") }
+            let c = try Checkpointer(directory: directory, every: config.checkpointEvery,
+                                     identity: try RunIdentity(configuration: config, inputs: paths), paths: paths)
+            resumed = try c.resumable(note: diagnostics)
+            if let resumed {
+                try c.verifyInputs()
+                if let k = merged.resume(at: resumed.inputs.map(\.position)) {
+                    throw ReplayError.checkpoint("cannot resume: \(paths[k]) ends before the place the checkpoint recorded")
+                }
+            }
+            checkpointer = c
+            StopSignals.catchSignals()
+        }
+        self.checkpointer = checkpointer
 
         let output: OutputFile
         let rejects: OutputFile?
         do {
-            output = try OutputFile(path: config.outputPath)
-            rejects = try config.rejectsPath.map { try OutputFile(path: $0) }
+            if let resumed, let path = config.outputPath, path != "-" {
+                output = try OutputFile(path: path, resumingAt: resumed.outputLength)
+            } else {
+                output = try OutputFile(path: config.outputPath)
+            }
+            if let resumed, let path = config.rejectsPath {
+                rejects = try OutputFile(path: path, resumingAt: resumed.rejectsLength)
+            } else {
+                rejects = try config.rejectsPath.map { try OutputFile(path: $0) }
+            }
         } catch let error as IOFailure {
             throw ReplayError.io(error.description)
         }
-
-        let merged = MergedReadings(decoders)
         if config.jobs > 1 {
             try runJobs(index: index, ids: ids, requests: requests, readings: merged, output: output, rejects: rejects,
                         totalBytes: totalBytes)
@@ -217,6 +254,36 @@ public final class Replay {
         let progress = config.progress && totalBytes > 0 ? ProgressBar(totalBytes: totalBytes, write: diagnostics) : nil
 
         var reported = 0
+        if let resumed {
+            var r = SnapshotReader(resumed.body, offset: resumed.engineOffset)
+            do {
+                try engine.restoreSnapshot(from: &r)
+            } catch {
+                throw ReplayError.checkpoint("cannot resume: \(error.message)")
+            }
+            resume(from: resumed, applier: applier, writer: writer)
+            reported = resumed.reported
+        }
+        /// A checkpoint of the one-thread run, now (between records); `reported`: the reject
+        /// reports written to stderr so far.
+        func checkpoint(reported: Int) throws {
+            guard let checkpointer else { return }
+            applier.flush()
+            if let failure = writer.failure { throw ReplayError.io(failure.description) }
+            do {
+                try output.synchronize()
+                try rejects?.synchronize()
+            } catch let error as IOFailure {
+                throw ReplayError.io(error.description)
+            }
+            let s = statistics
+            try checkpointer.write(records: s.records, positions: merged.positions, outputLength: output.written,
+                                   rejectsLength: rejects?.written ?? 0, reported: reported, statistics: s,
+                                   eventCounts: writer.counts, deliveryCounts: writer.deliveryCounts) { w in
+                engine.writeSnapshot(to: &w)
+            }
+        }
+        checkpointNow = checkpoint
         // One input (the usual case) is read through its concrete type: direct calls, no
         // existential copied and retained per reading. Several go through the merge by time.
         if decoders.count == 1, let d = decoders[0] as? NDJSONDecoder {
@@ -229,14 +296,34 @@ public final class Replay {
         if let error = merged.ioErrors.first { throw ReplayError.io("\(error.source): \(error.message)") }
         progress?.finish()
         tally.gpxPointsWithoutTime = merged.untimedPoints
+        if checkpointer != nil && StopSignals.requested {
+            // Stopped by SIGINT or SIGTERM: the snapshot is the run's state; the same command goes on.
+            try checkpoint(reported: reported)
+            stoppedBySignal = true
+            tally.elapsed = monotonicSeconds() - start
+            tally.peakResidentBytes = peakResidentBytes()
+            return statistics
+        }
 
         if let until = config.until { engine.advance(to: until) }
         if let failure = writer.failure { throw ReplayError.io(failure.description) }
         try finish(output: output, rejects: rejects, reported: reported, counts: writer.counts,
                    deliveryCounts: writer.deliveryCounts) { StateWriter.write(engine: engine, to: $0) }
+        // The last snapshot: the same command run again only writes the same files again.
+        try checkpoint(reported: reported)
         tally.elapsed = monotonicSeconds() - start
         tally.peakResidentBytes = peakResidentBytes()
         return statistics
+    }
+
+    /// Puts a checkpoint's counts back: the applier's, the writer's and the run's own.
+    private func resume(from resumed: Checkpointer.Resumed, applier: ReadingApplier, writer: EventWriter) {
+        let t = resumed.tally
+        applier.restore(counts: ReadingApplier.Counts(fixes: t.fixes, ignoredForAccuracy: t.ignoredForAccuracy,
+                                                      sightings: t.sightings, sightingsUnmatched: t.sightingsUnmatched,
+                                                      controls: t.controls))
+        tally.rejected = t.rejected
+        writer.restoreCounts(events: resumed.eventCounts, deliveries: resumed.deliveryCounts)
     }
 
     /// The single-threaded read loop: every record of `source` through the applier, rejects
@@ -246,7 +333,8 @@ public final class Replay {
                                                reported: inout Int) throws {
         // The loop's state lives in an object: locals captured by the fast lane's closure would
         // be boxed and checked for exclusive access at every reading.
-        let loop = ReadLoopState(applier: applier, writer: writer)
+        let loop = ReadLoopState(applier: applier, writer: writer,
+                                 stride: checkpointer.map { min(4096, $0.every) } ?? 4096)
         defer { applier.flush() }
         func reject(_ reason: RejectReason, detail: String? = nil, line: UnsafeRawBufferPointer) throws {
             // Under --strict the run stops here: the events before this record are written first.
@@ -271,10 +359,10 @@ public final class Replay {
                     // city replay): events are written only as batches are applied, and the
                     // failure is seen when the lane stops, within 4,096 fixes.
                     loop.sinceProgress += 1
-                    return loop.sinceProgress < 4096
+                    return loop.sinceProgress < loop.stride
                 case .applied:
                     loop.sinceProgress += 1
-                    return loop.sinceProgress < 4096 && loop.writer.failure == nil
+                    return loop.sinceProgress < loop.stride && loop.writer.failure == nil
                 case .rejected(let reason):
                     loop.rejected = reason
                     return false
@@ -285,10 +373,14 @@ public final class Replay {
                 try reject(reason, line: source.rejectedLine)
                 loop.sinceProgress += 1
             }
-            if loop.sinceProgress >= 4096 {
+            if loop.sinceProgress >= loop.stride {
                 loop.sinceProgress = 0
-                progress?.update(bytes: source.bytesRead, records: statistics.records)
+                let records = statistics.records
+                progress?.update(bytes: source.bytesRead, records: records)
+                if let checkpointer, records >= checkpointer.nextAt { try checkpointNow?(reported) }
             }
+            // A stop signal ends the input here; the run then writes a checkpoint and stops.
+            if checkpointer != nil && StopSignals.requested { break readLoop }
             if let failure = writer.failure { throw ReplayError.io(failure.description) }
             switch source.nextStep() {
             case .end:
@@ -415,12 +507,15 @@ private final class ReadLoopState {
     let applier: ReadingApplier
     let writer: EventWriter
     @exclusivity(unchecked) var sinceProgress = 0
+    /// Records between stops of the fast lane (progress, checkpoints, stop signals).
+    let stride: Int
     /// Why the fast lane's last fix was rejected, until it is reported.
     @exclusivity(unchecked) var rejected: RejectReason?
 
-    init(applier: ReadingApplier, writer: EventWriter) {
+    init(applier: ReadingApplier, writer: EventWriter, stride: Int) {
         self.applier = applier
         self.writer = writer
+        self.stride = stride
     }
 }
 

@@ -98,6 +98,12 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Spread devices over N threads (by a hash of the device id), each with its own region index and engine. Events, rejected-record reports, --state-out and the summary counts are byte for byte those of --jobs 1: timers still fire in stream-clock order across devices. Besides the N jobs, one thread reads, routes and merges; each job builds its own copy of the index (memory and start-up time grow with N).", valueName: "N"))
     var jobs: Int = 1
 
+    @Option(help: ArgumentHelp("Keep the run's state in DIR: a snapshot every --checkpoint-every records, at the end, and on SIGINT/SIGTERM (then exit 0). Running the same command again resumes from the newest snapshot: output and --rejects are cut back to where it was taken, inputs are read on from there, and the final files are byte for byte those of a run never interrupted. A snapshot of another run (other regions, requests, options or inputs) is refused (exit 65).", valueName: "DIR"))
+    var checkpoint: String?
+
+    @Option(help: ArgumentHelp("Records between snapshots with --checkpoint.", valueName: "N"))
+    var checkpointEvery: Int = 1_000_000
+
     @Flag(help: "Echo each region's properties in its events.")
     var echoProperties = false
 
@@ -123,6 +129,7 @@ struct ReplayCommand: ParsableCommand {
             if !InputLimits.timeIsWritable(t) { throw ValidationError("\(Replay.untilOutOfRange), not \"\(until)\"") }
         }
         if let device, !InputLimits.identifierFits(device) { throw ValidationError(Replay.deviceTooLong(device)) }
+        if checkpointEvery < 1 { throw ValidationError("--checkpoint-every must be a positive number of records") }
     }
 
     func run() throws {
@@ -143,12 +150,18 @@ struct ReplayCommand: ParsableCommand {
         config.echoProperties = echoProperties
         config.jobs = jobs
         config.tree = tree
+        config.checkpointDirectory = checkpoint
+        config.checkpointEvery = checkpointEvery
         let readsFiles = readings.contains { $0 != "-" }
         config.progress = progress ?? (readsFiles && isatty(STDERR_FILENO) != 0)
 
         let replay = Replay(configuration: config)
         do {
             let stats = try replay.run()
+            if replay.stoppedBySignal {
+                writeStandardError("geotrigger: stopped by a signal; the checkpoint in \(checkpoint ?? "") holds the run: "
+                                   + "run the same command again to go on\n")
+            }
             if !quiet { writeStandardError(stats.summary) }
         } catch let error as ReplayError {
             writeStandardError("geotrigger: \(error)\n")

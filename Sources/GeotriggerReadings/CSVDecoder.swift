@@ -32,6 +32,15 @@ public final class CSVDecoder: ReadingDecoder {
     public var rejectedLine: UnsafeRawBufferPointer { framing.line }
     public var bytesRead: Int { framing.bytesRead }
     public var ioError: String? { framing.ioError }
+    public var position: InputPosition { InputPosition(offset: framing.consumed, line: framing.lineNumber) }
+
+    /// Reads the header again, then skips to `position`.
+    public func resume(at position: InputPosition) -> Bool {
+        guard position.offset > 0 else { return true }
+        guard let header = framing.nextNonBlankLine() else { return false }
+        readHeader(header.baseAddress!.assumingMemoryBound(to: UInt8.self), header.count)
+        return framing.skip(to: position.offset, lines: position.line)
+    }
 
     public init(
         fd: Int32, ownsDescriptor: Bool = false, sourceName: String, defaultDevice: String? = nil,

@@ -166,6 +166,17 @@ public final class GPXDecoder: ReadingDecoder {
         return UnsafeRawBufferPointer(start: data + s, count: e - s)
     }
 
+    public var position: InputPosition { InputPosition(offset: pos, line: lineNumber) }
+
+    /// Decodes again up to `position` (the file is in memory), so the line count and the track
+    /// points without a time are counted as before.
+    public func resume(at position: InputPosition) -> Bool {
+        while pos < position.offset {
+            if next() == .end { break }
+        }
+        return pos == position.offset
+    }
+
     public func next() -> DecodeStep {
         while pos < count {
             guard let lt = find("<", from: pos, to: count) else {

@@ -41,6 +41,28 @@ final class LineFraming {
     }
 
     var bytesRead: Int { reader.bytesRead }
+    /// Where the next line begins (`LineReader.consumed`).
+    var consumed: Int { reader.consumed }
+
+    /// `LineReader.skip(to:lines:)`, for a resumed run.
+    func skip(to offset: Int, lines: Int) -> Bool {
+        guard reader.skip(to: offset, lines: lines) else { return false }
+        lineNumber = lines
+        return true
+    }
+
+    /// The next non-blank line as it is (no parsing, no record): the CSV header of a resumed run.
+    func nextNonBlankLine() -> UnsafeRawBufferPointer? {
+        while true {
+            switch reader.next() {
+            case .end: return nil
+            case .tooLong(let prefix): return prefix
+            case .line(let l):
+                lineNumber = reader.lineNumber
+                if l.contains(where: { $0 != 0x20 && $0 != 0x09 }) { return l }
+            }
+        }
+    }
     var ioError: String? { reader.ioError }
 
     /// Advances to the next line that is a record, giving each non-empty line to `parse`.

@@ -41,6 +41,8 @@ final class LineReader {
     private var atInputStart = true
     private let prefix: UnsafeMutablePointer<UInt8>
 
+    /// A stop signal came while waiting for input (`fill`): the input ends at the last whole line.
+    private(set) var interrupted = false
     /// One-based number of the line last returned.
     private(set) var lineNumber = 0
     private(set) var bytesRead = 0
@@ -86,11 +88,54 @@ final class LineReader {
                 eof = true
                 return false
             }
-            if errno == EINTR { continue }
+            if errno == EINTR {
+                // A stop signal (`StopSignals`) ends the wait for more input, without taking a
+                // partial line as the last one: the run checkpoints and stops at the last whole line.
+                if StopSignals.requested {
+                    interrupted = true
+                    return false
+                }
+                continue
+            }
             ioError = String(cString: strerror(errno))
             eof = true
             return false
         }
+    }
+
+    /// Bytes of the input up to the end of the last line returned: where the next one begins.
+    var consumed: Int { bytesRead - (end - start) }
+
+    /// Moves on to `offset` bytes into the input (not before `consumed`), counting `lines` lines
+    /// read by then, for a run resumed from a checkpoint: a file is seeked, a stream read and
+    /// dropped. Returns false if the input ends before `offset`.
+    func skip(to offset: Int, lines: Int) -> Bool {
+        precondition(offset >= consumed, "skip(to:) cannot go back")
+        let buffered = end - start
+        if offset - consumed <= buffered {
+            start += offset - consumed
+        } else {
+            var rest = offset - consumed - buffered
+            start = 0
+            end = 0
+            if lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) {
+                bytesRead = offset
+            } else {
+                while rest > 0 {
+                    let got = read(fd, buffer, min(rest, capacity))
+                    if got < 0 && errno == EINTR && !StopSignals.requested { continue }
+                    if got <= 0 { return false }
+                    rest -= got
+                    bytesRead += got
+                }
+            }
+            var st = stat()
+            if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && Int(st.st_size) < offset { return false }
+        }
+        scanned = start
+        lineNumber = lines
+        if offset > 0 { atInputStart = false }
+        return true
     }
 
     func next() -> Line {
@@ -105,7 +150,7 @@ final class LineReader {
                 return skipLongLine()
             }
             if !fill() {
-                if start < end {
+                if start < end && !interrupted {
                     let e = end
                     return emit(upTo: e, consumed: e)
                 }

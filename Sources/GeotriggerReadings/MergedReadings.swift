@@ -24,6 +24,9 @@ public final class MergedReadings {
     /// The source whose reading was returned last; it is advanced on the next call.
     @exclusivity(unchecked) private var consumed = -1
     @exclusivity(unchecked) private var lastSource = 0
+    /// Per source, where it stood when its last step was returned: a head read but not yet
+    /// returned is read again by a resumed run.
+    private var returned: [InputPosition]
 
     /// The source when there is only one: nothing to merge, so `next` passes its steps through.
     private let single: (any ReadingDecoder)?
@@ -35,6 +38,7 @@ public final class MergedReadings {
         hasHead = Array(repeating: false, count: sources.count)
         headTime = Array(repeating: 0, count: sources.count)
         exhausted = Array(repeating: false, count: sources.count)
+        returned = Array(repeating: .start, count: sources.count)
     }
 
     public func next() -> Step {
@@ -58,6 +62,7 @@ public final class MergedReadings {
                 headTime[i] = sources[i].current.t
             case .rejected(let reason):
                 lastSource = i
+                returned[i] = sources[i].position
                 return Step(step: .rejected(reason), source: i)
             case .end:
                 exhausted[i] = true
@@ -70,6 +75,7 @@ public final class MergedReadings {
         guard best >= 0 else { return Step(step: .end, source: -1) }
         consumed = best
         lastSource = best
+        returned[best] = sources[best].position
         return Step(step: .reading, source: best)
     }
 
@@ -82,6 +88,23 @@ public final class MergedReadings {
     public var sourceName: String { sources[lastSource].sourceName }
     /// Bytes consumed over all sources.
     public var bytesRead: Int { sources.reduce(0) { $0 + $1.bytesRead } }
+    /// Each source's place after the last record the merge returned (`ReadingDecoder.position`).
+    public var positions: [InputPosition] {
+        if let single { return [single.position] }
+        return returned
+    }
+
+    /// Moves every source on to its place in `positions` (a resumed run; nothing read yet).
+    /// Returns the index of the first source that ends before its place, if one does.
+    public func resume(at positions: [InputPosition]) -> Int? {
+        precondition(positions.count == sources.count)
+        for (i, p) in positions.enumerated() {
+            if !sources[i].resume(at: p) { return i }
+            returned[i] = p
+        }
+        return nil
+    }
+
     /// Track points skipped over all sources (`ReadingDecoder.untimedPoints`).
     public var untimedPoints: Int { sources.reduce(0) { $0 + $1.untimedPoints } }
     /// The one source's plain lane (`ReadingDecoder.drainPlainFixes`); with several sources,

@@ -22,6 +22,11 @@ public final class NDJSONDecoder: ReadingDecoder {
     public var rejectedLine: UnsafeRawBufferPointer { framing.line }
     public var bytesRead: Int { framing.bytesRead }
     public var ioError: String? { framing.ioError }
+    public var position: InputPosition { InputPosition(offset: framing.consumed, line: framing.lineNumber) }
+
+    public func resume(at position: InputPosition) -> Bool {
+        framing.skip(to: position.offset, lines: position.line)
+    }
 
     /// - Parameters:
     ///   - fd: the descriptor to read (a file or a pipe).

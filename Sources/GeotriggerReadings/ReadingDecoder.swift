@@ -33,6 +33,12 @@ public protocol ReadingDecoder: AnyObject {
     /// hands none; the records then come through `next()`.
     func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
                                   _ longitude: Double, _ accuracy: Double) -> Bool)
+    /// Where the input stands, for a checkpoint: the byte after the last record returned, and
+    /// that record's line.
+    var position: InputPosition { get }
+    /// Moves a new decoder (nothing read yet) on to `position`, as if every record before it had
+    /// been read, for a run resumed from a checkpoint. False if the input ends before it.
+    func resume(at position: InputPosition) -> Bool
     /// Records skipped without a reading and without a rejection, as the format allows (GPX track
     /// points without a time), for the summary.
     var untimedPoints: Int { get }
@@ -42,4 +48,18 @@ extension ReadingDecoder {
     public func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
                                          _ longitude: Double, _ accuracy: Double) -> Bool) {}
     public var untimedPoints: Int { 0 }
+}
+
+/// A place in an input, for checkpoints: `offset` bytes from its start (where the next record
+/// begins), `line` lines read by then.
+public struct InputPosition: Equatable, Sendable {
+    public var offset: Int
+    public var line: Int
+
+    public init(offset: Int, line: Int) {
+        self.offset = offset
+        self.line = line
+    }
+
+    public static let start = InputPosition(offset: 0, line: 0)
 }

@@ -1,0 +1,231 @@
+import Foundation
+import Geotrigger
+import GeotriggerScenarios
+import Testing
+
+/// `replay --checkpoint DIR` (SPEC §7, issue 23): however often a run is killed with SIGKILL and
+/// started again with the same command, its final events, rejects, state file and summary counts
+/// are byte for byte those of a run never interrupted; a torn snapshot is passed over; a snapshot
+/// of another run is refused; SIGTERM checkpoints and exits 0.
+@Suite("geotrigger replay --checkpoint")
+struct CheckpointTests {
+    /// The outcome of a command, in the parts that must not depend on interruptions.
+    struct Outcome: Equatable {
+        var events: String
+        var rejects: String
+        var state: String
+        var summary: String
+    }
+
+    /// The summary without what measures this process (time, memory) or notes a resume.
+    static func summary(_ stderr: String) -> String {
+        stderr.split(separator: "\n").filter { line in
+            line.hasPrefix("geotrigger:") && !line.contains("elapsed") && !line.contains("peak memory")
+                && !line.contains("checkpoint")
+        }.joined(separator: "\n")
+    }
+
+    static func read(_ url: URL) -> String { (try? String(contentsOf: url, encoding: .utf8)) ?? "<none>" }
+
+    /// The files of one run in `dir`, named by `name`.
+    struct Files {
+        var events, rejects, state: URL
+        init(_ dir: URL, _ name: String) {
+            events = dir.appendingPathComponent("\(name).ndjson")
+            rejects = dir.appendingPathComponent("\(name).rejects")
+            state = dir.appendingPathComponent("\(name).state")
+        }
+        var arguments: [String] { ["-o", events.path, "--rejects", rejects.path, "--state-out", state.path] }
+        func outcome(stderr: String) -> Outcome {
+            Outcome(events: read(events), rejects: read(rejects), state: read(state), summary: summary(stderr))
+        }
+    }
+
+    /// Starts `geotrigger` with `arguments`; the caller waits for it or kills it.
+    static func start(_ arguments: [String], stderr: URL, stdin: FileHandle? = nil) throws -> Process {
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = CLI.root
+        FileManager.default.createFile(atPath: stderr.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: stderr)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = stdin ?? FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// The mixed case of the `--jobs` tests: requests, control records, dwell, bad records,
+    /// two input files merged by time.
+    static func mixedArguments() throws -> (dir: URL, arguments: [String]) {
+        let (dir, s, requests, inputs) = try JobsTests.mixedCase()
+        return (dir, ["replay", "--regions", s.regions, "--requests", requests, "--dwell", "15",
+                      "--until", "1700000400"] + inputs)
+    }
+
+    @Test("killed with SIGKILL at random moments, then run again: the same bytes as one run")
+    func killAnywhere() throws {
+        let (dir, arguments) = try Self.mixedArguments()
+        let reference = Files(dir, "reference")
+        let r = try CLI.run(arguments + reference.arguments)
+        #expect(r.status == 0, "\(r.stderr)")
+        let expected = reference.outcome(stderr: r.stderr)
+        #expect(expected.events.contains("\"deliver\"") && expected.events.contains("\"dwell\""))
+
+        let interrupted = Files(dir, "interrupted")
+        let checkpoints = dir.appendingPathComponent("checkpoints")
+        let stderr = dir.appendingPathComponent("stderr")
+        var rng = SplitMix(seed: 23)
+        var kills = 0, finished: Process?
+        for attempt in 0..<80 {
+            let p = try Self.start(arguments + interrupted.arguments + ["--checkpoint", checkpoints.path,
+                                                                      "--checkpoint-every", "700"], stderr: stderr)
+            // Early attempts die young (within the start-up and the first snapshots); later ones
+            // are given longer, so the run also gets through.
+            let limit = attempt < 40 ? 0.25 : 1.5
+            Thread.sleep(forTimeInterval: 0.01 + Double(rng.next() % 1000) / 1000 * limit)
+            if p.isRunning {
+                kill(p.processIdentifier, SIGKILL)
+                p.waitUntilExit()
+                if p.terminationReason == .uncaughtSignal {
+                    kills += 1
+                    continue
+                }
+            }
+            p.waitUntilExit()
+            finished = p
+            break
+        }
+        let p = try #require(finished, "never finished")
+        #expect(p.terminationStatus == 0, "\(Self.read(stderr))")
+        #expect(kills >= 5, "only \(kills) kills: the test checks too little")
+        let got = interrupted.outcome(stderr: Self.read(stderr))
+        #expect(got.summary == expected.summary)
+        #expect(got.rejects == expected.rejects)
+        #expect(got.state == expected.state)
+        #expect(got.events == expected.events, "events differ after \(kills) kills")
+
+        // Run again once finished: nothing more is read; the files come out the same.
+        let again = try CLI.run(arguments + interrupted.arguments + ["--checkpoint", checkpoints.path,
+                                                                   "--checkpoint-every", "700"])
+        #expect(again.status == 0)
+        #expect(interrupted.outcome(stderr: again.stderr) == expected)
+    }
+
+    @Test("a torn or truncated newest snapshot is passed over for the one before it")
+    func tornSnapshot() throws {
+        let (dir, arguments) = try Self.mixedArguments()
+        let reference = Files(dir, "reference")
+        let r = try CLI.run(arguments + reference.arguments)
+        let expected = reference.outcome(stderr: r.stderr)
+
+        let files = Files(dir, "run")
+        let checkpoints = dir.appendingPathComponent("checkpoints")
+        let options = files.arguments + ["--checkpoint", checkpoints.path, "--checkpoint-every", "2000"]
+        #expect(try CLI.run(arguments + options).status == 0)
+        let snapshots = try FileManager.default.contentsOfDirectory(atPath: checkpoints.path).filter { $0.hasSuffix(".gtc") }.sorted()
+        try #require(snapshots.count == 2, "\(snapshots)")
+
+        // The newest (the final one) loses its second half, as a torn write would leave it; the
+        // events file is cut back to a length the older snapshot recorded.
+        let newest = checkpoints.appendingPathComponent(snapshots[1])
+        let bytes = try Data(contentsOf: newest)
+        try bytes.prefix(bytes.count / 2).write(to: newest)
+        let resumed = try CLI.run(arguments + options)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stderr.contains("taking the one before it"), "\(resumed.stderr)")
+        #expect(files.outcome(stderr: resumed.stderr) == expected)
+
+        // A flipped byte in the middle is found by the checksum.
+        let now = try FileManager.default.contentsOfDirectory(atPath: checkpoints.path).filter { $0.hasSuffix(".gtc") }.sorted()
+        let last = checkpoints.appendingPathComponent(now.last!)
+        var flipped = try Data(contentsOf: last)
+        flipped[flipped.count / 2] ^= 0x40
+        try flipped.write(to: last)
+        let again = try CLI.run(arguments + options)
+        #expect(again.status == 0 && again.stderr.contains("checksum"), "\(again.stderr)")
+        #expect(files.outcome(stderr: again.stderr) == expected)
+    }
+
+    @Test("a snapshot of another run is refused, saying what changed")
+    func refusals() throws {
+        let dir = try CLI.temporaryDirectory()
+        let s = try JobsTests.scenario(.city, seed: 3, regions: 800, devices: 40, seconds: 60, in: dir)
+        let checkpoints = dir.appendingPathComponent("checkpoints").path
+        let base = ["replay", "--regions", s.regions, "--checkpoint", checkpoints, "--checkpoint-every", "500",
+                    "-o", dir.appendingPathComponent("e.ndjson").path]
+        #expect(try CLI.run(base + [s.readings]).status == 0)
+
+        let dwell = try CLI.run(base + ["--dwell", "30", s.readings])
+        #expect(dwell.status == 65 && dwell.stderr.contains("--dwell was off, now 30.0"), "\(dwell.stderr)")
+
+        let copy = dir.appendingPathComponent("other.ndjson").path
+        try FileManager.default.copyItem(atPath: s.readings, toPath: copy)
+        let renamed = try CLI.run(base + [copy])
+        #expect(renamed.status == 65 && renamed.stderr.contains("the inputs differ"), "\(renamed.stderr)")
+
+        // The part already read changed: refused. Lines added at the end: read on.
+        var text = try String(contentsOfFile: s.readings, encoding: .utf8)
+        let original = text
+        text = text.replacingOccurrences(of: "\"device\":\"d1\"", with: "\"device\":\"d9\"")
+        try text.write(toFile: s.readings, atomically: true, encoding: .utf8)
+        let edited = try CLI.run(base + [s.readings])
+        #expect(edited.status == 65 && edited.stderr.contains("no longer begins with"), "\(edited.stderr)")
+        try (original + #"{"t":1700009999,"device":"late","lat":48.2,"lon":16.37}"# + "\n")
+            .write(toFile: s.readings, atomically: true, encoding: .utf8)
+        let grown = try CLI.run(base + [s.readings])
+        // 40 devices × 60 s, and the one added.
+        #expect(grown.status == 0 && grown.stderr.contains("2,401 records from 1 input"), "\(grown.stderr)")
+
+        let regions = try String(contentsOfFile: s.regions, encoding: .utf8)
+        try (regions + "extra,48.2,16.3,100\n").write(toFile: s.regions, atomically: true, encoding: .utf8)
+        let changed = try CLI.run(base + [s.readings])
+        #expect(changed.status == 65 && changed.stderr.contains("the regions file has changed"), "\(changed.stderr)")
+    }
+
+    @Test("standard input: SIGTERM checkpoints and exits 0; the stream replayed from its start goes on")
+    func standardInput() throws {
+        let dir = try CLI.temporaryDirectory()
+        let s = try JobsTests.scenario(.city, seed: 4, regions: 1500, devices: 80, seconds: 120, in: dir)
+        let all = try Data(contentsOf: URL(fileURLWithPath: s.readings))
+        let reference = Files(dir, "reference")
+        let common = ["replay", "--regions", s.regions, "--dwell", "20", "--until", "1700000300"]
+        let r = try CLI.run(common + reference.arguments, stdin: all)
+        let expected = reference.outcome(stderr: r.stderr)
+
+        // A live stream: part of the input, then the writer waits; SIGTERM stops the run.
+        let files = Files(dir, "stream")
+        let checkpoints = dir.appendingPathComponent("checkpoints").path
+        let options = files.arguments + ["--checkpoint", checkpoints, "--checkpoint-every", "1000"]
+        let pipe = Pipe()
+        let stderr = dir.appendingPathComponent("stderr")
+        let p = try Self.start(common + options, stderr: stderr, stdin: pipe.fileHandleForReading)
+        // Cut in the middle of a line: the part line must not be taken as a record.
+        let cut = all.count / 2 + 17
+        pipe.fileHandleForWriting.write(all.prefix(cut))
+        Thread.sleep(forTimeInterval: 1.0)
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "\(Self.read(stderr))")
+        #expect(Self.read(stderr).contains("stopped by a signal"), "\(Self.read(stderr))")
+        #expect(Self.read(files.rejects).isEmpty, "the part line was taken as a record")
+
+        // The stream is replayed from its start: what was read is skipped.
+        let resumed = try CLI.run(common + options, stdin: all)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(files.outcome(stderr: resumed.stderr) == expected)
+    }
+}
+
+/// A small deterministic generator for the tests' random delays.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
