@@ -11,7 +11,7 @@ import Testing
 /// writer makes of them, and the final state (the `--state-out` bytes, and every device's
 /// visits, beacon visits, pending and delivered lists, with the Doubles' bits).
 @Suite("Checkpoints: restore and continue as if never stopped")
-struct CheckpointTests {
+struct EngineSnapshotTests {
     /// One input of the stream, as the replay applies it.
     enum Step {
         case fix(String, t: Double, lat: Double, lon: Double)
