@@ -76,7 +76,11 @@ public final class Scheduler: TimerOwner {
         var instance: UInt32
     }
 
-    private var stored: [Stored] = []
+    // Not private: the checkpoint (`Scheduler+Snapshot.swift`) writes and restores it.
+    var stored: [Stored] = []
+    /// How many of `stored` the init made (the requests file's); later ones were appended by
+    /// `add` and by pushes delivered with their own content.
+    private(set) var storedByInit = 0
     /// Requests for every device (no `devices` list), added at each device's first reading.
     private var everyDevice: [Int32] = []
     /// Requests for named devices, added at that device's first reading.
@@ -86,7 +90,7 @@ public final class Scheduler: TimerOwner {
     @exclusivity(unchecked) public private(set) var addsAtFirstSight = false
     @exclusivity(unchecked) @usableFromInline var centers: [Center] = []
     @exclusivity(unchecked) @usableFromInline var timers = TimerQueue<Timer>()
-    private var instanceCounter: UInt32 = 0
+    var instanceCounter: UInt32 = 0
 
     /// - Parameters:
     ///   - requests: the `--requests` file's requests (checked already; see `RequestsFile`).
@@ -111,6 +115,7 @@ public final class Scheduler: TimerOwner {
             }
         }
         addsAtFirstSight = !everyDevice.isEmpty || !forDevice.isEmpty
+        storedByInit = stored.count
     }
 
     // MARK: Devices
@@ -279,6 +284,12 @@ public final class Scheduler: TimerOwner {
     // MARK: Internals
 
     private func store(_ request: NotificationRequest) throws(RequestError) -> Int32 {
+        stored.append(try makeStored(request))
+        return Int32(stored.count - 1)
+    }
+
+    /// A request as `stored` keeps it: with its region's key and its calendar looked up.
+    func makeStored(_ request: NotificationRequest) throws(RequestError) -> Stored {
         var key: Int32 = -1
         var calendar: ZonedCalendar?
         switch request.trigger {
@@ -290,8 +301,7 @@ public final class Scheduler: TimerOwner {
         case .timeInterval, .push:
             break
         }
-        stored.append(Stored(request: request, regionKey: key, calendar: calendar))
-        return Int32(stored.count - 1)
+        return Stored(request: request, regionKey: key, calendar: calendar)
     }
 
     private func add(stored s: Int32, device d: Int32, at t: Double) {

@@ -111,45 +111,47 @@ public final class BeaconMonitor: TimerOwner {
         var dwellFor: Double = .nan
     }
 
-    private var beaconIDs: [BeaconID] = []
+    // The state below is not private: the checkpoint (`BeaconMonitor+Snapshot.swift`) writes
+    // and restores it.
+    var beaconIDs: [BeaconID] = []
     /// The recent samples of the tracks that keep them (`Track.window`). A track's slot is given
     /// back once it has not been heard for `fusionWindow` at one of its device's fusions: its
     /// samples can then never count again, since a device's readings come in time order. So the
     /// slots in use follow the beacons heard in the last moments, not every beacon ever heard
     /// (a slot is 528 bytes).
-    private var windows: [SampleWindow] = []
+    var windows: [SampleWindow] = []
     /// Slots of `windows` given back, reused before the array grows.
-    private var freeWindows: [Int32] = []
-    private var beaconSlots: [BeaconID: Int32] = [:]
+    var freeWindows: [Int32] = []
+    var beaconSlots: [BeaconID: Int32] = [:]
     /// The regions each beacon slot matches, in `matcher`'s order: slot b's are
     /// `matchRegions[matchEnds[b − 1] ..< matchEnds[b]]`. Found once per beacon, so a sighting
     /// hashes its beacon id once (`beaconSlots`) instead of once per wildcard level and use, and
     /// a silence check reads the lists instead of hashing every silent beacon of the device.
-    private var matchRegions: [Int32] = []
-    private var matchEnds: [Int32] = []
-    private var tracks: [Track] = []
-    private var trackSlots: [UInt64: Int32] = [:]
+    var matchRegions: [Int32] = []
+    var matchEnds: [Int32] = []
+    var tracks: [Track] = []
+    var trackSlots: [UInt64: Int32] = [:]
     /// Per device, its track slots (few: the beacons it hears).
-    private var deviceTracks: [[Int32]] = []
+    var deviceTracks: [[Int32]] = []
     /// Per device, its zone slots of positioned regions (decided by the fused position).
-    private var devicePositionedZones: [[Int32]] = []
+    var devicePositionedZones: [[Int32]] = []
     /// Per device, the smoothed fused position in `frame` and when it was last updated.
-    private var fusedPositions: [(point: LocalPoint, t: Double)?] = []
+    var fusedPositions: [(point: LocalPoint, t: Double)?] = []
     /// One local frame for every positioned beacon (around the first one): beacons that can be
     /// heard together are metres apart, where the tangent plane is exact to well under a millimetre.
     private let frame: LocalFrame?
     /// Each positioned region's place in `frame`, by region; sparse, since most regions are
     /// geographic and a per-region array would cost every one of them.
-    private let localPositions: [Int32: LocalPoint]
-    private var zones: [Zone] = []
-    private var zoneSlots: [UInt64: Int32] = [:]
-    private var zoneKeys: [(device: Int32, region: Int32)] = []
+    let localPositions: [Int32: LocalPoint]
+    var zones: [Zone] = []
+    var zoneSlots: [UInt64: Int32] = [:]
+    var zoneKeys: [(device: Int32, region: Int32)] = []
     /// Zone slots by device, in slot order, for `visits(of:)`: made at its first call and
     /// extended at each later one, so listing every device's visits (`--state-out`) reads each
     /// zone once instead of every zone for every device (0.43 s of a 1.6 s beacons replay with
     /// 1,000 devices, and growing with their square). Nothing is kept until then.
-    private var zonesByDevice: [[Int32]] = []
-    private var zonesIndexed = 0
+    var zonesByDevice: [[Int32]] = []
+    var zonesIndexed = 0
     @exclusivity(unchecked) @usableFromInline var timers = TimerQueue<SilenceTimer>()
     /// Ranks devices for timers due at the same time (`DeviceTable.rank`); the engine shares its
     /// table. Without one a device ranks by its id.
@@ -171,7 +173,7 @@ public final class BeaconMonitor: TimerOwner {
     }
 
     /// Whether positioned regions follow the fused position (fusion needs three beacons).
-    private var fuses: Bool { positionedCount >= 3 }
+    var fuses: Bool { positionedCount >= 3 }
 
     public var isEmpty: Bool { matcher.count == 0 }
 
@@ -444,7 +446,7 @@ public final class BeaconMonitor: TimerOwner {
 
     /// The slot of beacon `id`, taken (with its matching regions) at its first sighting; nil if
     /// it matches no region, and then no slot is kept for it.
-    private func beaconSlot(_ id: BeaconID) -> Int32? {
+    func beaconSlot(_ id: BeaconID) -> Int32? {
         if let known = beaconSlots[id] { return known }
         let regions = matcher.matches(id)
         guard !regions.isEmpty else { return nil }

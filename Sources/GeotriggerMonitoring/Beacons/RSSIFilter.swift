@@ -35,10 +35,10 @@ public struct RSSIFilter: Sendable {
 
     public let parameters: Parameters
     /// The smoothed RSSI (dBm); NaN before the first sighting.
-    public private(set) var estimate: Double = .nan
+    public internal(set) var estimate: Double = .nan
     /// The estimate's variance (dB²); infinite before the first sighting.
-    public private(set) var variance: Double = .infinity
-    public private(set) var lastTime: Double = -.infinity
+    public internal(set) var variance: Double = .infinity
+    public internal(set) var lastTime: Double = -.infinity
 
     public init(parameters: Parameters = .default) {
         self.parameters = parameters
