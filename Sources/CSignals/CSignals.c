@@ -1,4 +1,5 @@
 #include "CSignals.h"
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 
@@ -21,6 +22,13 @@ void geotrigger_catch_stop_signals(void) {
     action.sa_flags = 0;  // no SA_RESTART: a blocking read returns EINTR
     sigaction(SIGINT, &action, 0);
     sigaction(SIGTERM, &action, 0);
+    // A process may start with them blocked (inherited from its parent's thread), and then the
+    // handler would never run.
+    sigset_t stops;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    pthread_sigmask(SIG_UNBLOCK, &stops, 0);
 }
 
 int geotrigger_stop_requested(void) { return stop_requested; }

@@ -67,7 +67,9 @@ struct CheckpointTests {
     func killAnywhere() throws {
         let (dir, arguments) = try Self.mixedArguments()
         let reference = Files(dir, "reference")
+        let began = Date()
         let r = try CLI.run(arguments + reference.arguments)
+        let duration = Date().timeIntervalSince(began)
         #expect(r.status == 0, "\(r.stderr)")
         let expected = reference.outcome(stderr: r.stderr)
         #expect(expected.events.contains("\"deliver\"") && expected.events.contains("\"dwell\""))
@@ -80,10 +82,10 @@ struct CheckpointTests {
         for attempt in 0..<80 {
             let p = try Self.start(arguments + interrupted.arguments + ["--checkpoint", checkpoints.path,
                                                                       "--checkpoint-every", "700"], stderr: stderr)
-            // Early attempts die young (within the start-up and the first snapshots); later ones
-            // are given longer, so the run also gets through.
-            let limit = attempt < 40 ? 0.25 : 1.5
-            Thread.sleep(forTimeInterval: 0.01 + Double(rng.next() % 1000) / 1000 * limit)
+            // Early attempts die within a fifth of the whole run's time (start-up, snapshot
+            // writes and replay alike); later ones are given longer, so the run also gets through.
+            let limit = attempt < 40 ? 0.2 * duration : 2 * duration
+            Thread.sleep(forTimeInterval: Double(rng.next() % 1000) / 1000 * limit)
             if p.isRunning {
                 kill(p.processIdentifier, SIGKILL)
                 p.waitUntilExit()
