@@ -107,10 +107,10 @@ public final class Replay {
     /// The one-thread run's applier, once there is one.
     private var applier: ReadingApplier?
     /// `--checkpoint`: the run's snapshots, and how the read loop takes one.
-    private var checkpointer: Checkpointer?
+    var checkpointer: Checkpointer?
     private var checkpointNow: ((_ reported: Int) throws -> Void)?
     /// The run stopped at SIGINT or SIGTERM after writing a checkpoint, before its end.
-    public private(set) var stoppedBySignal = false
+    public internal(set) var stoppedBySignal = false
     /// Written to stderr: reject reports, progress and the summary.
     let diagnostics: (String) -> Void
 
@@ -204,7 +204,6 @@ public final class Replay {
         var checkpointer: Checkpointer?
         var resumed: Checkpointer.Resumed?
         if let directory = config.checkpointDirectory {
-            if config.jobs > 1 { throw ReplayError.usage("--checkpoint with --jobs is not built yet; use --jobs 1") }
             let c = try Checkpointer(directory: directory, every: config.checkpointEvery,
                                      identity: try RunIdentity(configuration: config, inputs: paths), paths: paths)
             resumed = try c.resumable(note: diagnostics)
@@ -236,8 +235,9 @@ public final class Replay {
             throw ReplayError.io(error.description)
         }
         if config.jobs > 1 {
+            if let resumed { tally.restoreCounts(from: resumed.tally) }
             try runJobs(index: index, ids: ids, requests: requests, readings: merged, output: output, rejects: rejects,
-                        totalBytes: totalBytes)
+                        totalBytes: totalBytes, resumed: resumed)
             tally.gpxPointsWithoutTime = merged.untimedPoints
             tally.elapsed = monotonicSeconds() - start
             tally.peakResidentBytes = peakResidentBytes()
@@ -284,6 +284,9 @@ public final class Replay {
             }
         }
         checkpointNow = checkpoint
+        // The closure holds this replay (and the output files): let go of it however the run ends,
+        // or the files are never flushed and closed.
+        defer { checkpointNow = nil }
         // One input (the usual case) is read through its concrete type: direct calls, no
         // existential copied and retained per reading. Several go through the merge by time.
         if decoders.count == 1, let d = decoders[0] as? NDJSONDecoder {

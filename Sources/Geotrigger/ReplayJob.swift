@@ -48,6 +48,8 @@ struct JobBatch {
     var through = 0
     /// No batch follows.
     var last = false
+    /// `--checkpoint`: once this batch is applied, the job hands its state over (`JobResult.snapshot`).
+    var snapshot = false
 }
 
 /// Orders one emitted record in the single-threaded output: the input record it belongs to, the
@@ -91,6 +93,8 @@ struct JobResult {
     var counts: [Int] = []
     var deliveryCounts: [Int] = []
     var states: [(device: Int32, bytes: [UInt8])] = []
+    /// The job's state after this batch, when the batch asked for it (`JobBatch.snapshot`).
+    var snapshot: [UInt8]? = nil
 }
 
 /// What every job builds its engine from.
@@ -107,6 +111,8 @@ struct JobSetup {
     var requests: [NotificationRequest]
     var echoProperties: Bool
     var writeState: Bool
+    /// A resumed run: each job's state from the checkpoint (`ReplayJob.snapshot()`).
+    var resumed: [[UInt8]]? = nil
 }
 
 // The records cross threads by value, whole: the reader builds a batch and never touches it again.
@@ -154,6 +160,41 @@ final class ReplayJob {
         writeState = setup.writeState
         applier = ReadingApplier(engine: engine)
         engine.output = Output(job: self)
+        if let states = setup.resumed {
+            do {
+                try restore(states[job])
+            } catch {
+                // The run read the checkpoint whole (its checksum held) and checked its identity.
+                preconditionFailure("replay job \(job): cannot restore its checkpoint: \(error)")
+            }
+        }
+    }
+
+    /// The job's part of a checkpoint: its devices' global ids, its writer's counts and its engine.
+    func snapshot() -> [UInt8] {
+        var w = SnapshotWriter(reservingCapacity: 1 << 16)
+        w.tag("job")
+        w.list(globalOf) { w, g in w.varint(UInt64(g)) }
+        w.list(writer.counts) { w, n in w.varint(UInt64(n)) }
+        w.list(writer.deliveryCounts) { w, n in w.varint(UInt64(n)) }
+        engine.writeSnapshot(to: &w)
+        return w.bytes
+    }
+
+    private func restore(_ bytes: [UInt8]) throws(SnapshotError) {
+        var r = SnapshotReader(bytes)
+        try r.expect("job")
+        globalOf = try r.list { r throws(SnapshotError) in Int32(truncatingIfNeeded: try r.varint()) }
+        let counts = try r.list { r throws(SnapshotError) in Int(try r.varint()) }
+        let deliveries = try r.list { r throws(SnapshotError) in Int(try r.varint()) }
+        writer.restoreCounts(events: counts, deliveries: deliveries)
+        try engine.restoreSnapshot(from: &r)
+        guard engine.devices.count == globalOf.count else { throw SnapshotError("job devices differ") }
+        for (d, g) in globalOf.enumerated() {
+            while localOf.count <= Int(g) { localOf.append(-1) }
+            localOf[Int(g)] = Int32(d)
+        }
+        batchSeqs = Array(repeating: 0, count: globalOf.count)
     }
 
     /// The engine's output: the job owns the engine, which owns this, so it holds the job
@@ -172,6 +213,7 @@ final class ReplayJob {
             apply(batch)
             var result = JobResult(job: job, bytes: memory.takeBytes(), tags: tags, rejections: rejections,
                                    through: batch.through, last: batch.last)
+            if batch.snapshot { result.snapshot = snapshot() }
             tags.removeAll(keepingCapacity: true)
             rejections.removeAll()
             if batch.last {

@@ -16,15 +16,29 @@ import GeotriggerScheduling
 /// order, reports rejected records in input order and stops `--strict` at the first one.
 extension Replay {
     func runJobs(index: RegionIndex, ids: IDSlots, requests: [NotificationRequest], readings merged: MergedReadings,
-                 output: OutputFile, rejects: OutputFile?, totalBytes: Int) throws {
+                 output: OutputFile, rejects: OutputFile?, totalBytes: Int, resumed: Checkpointer.Resumed?) throws {
         let config = configuration
         let jobs = config.jobs
-        let setup = JobSetup(regions: index.regions, ids: ids,
+        // A resumed run: the reader's state, then each job's (`takeCheckpoint` below).
+        let rd = JobReader(jobs: jobs)
+        var jobStates: [[UInt8]]?
+        if let resumed {
+            var r = SnapshotReader(resumed.body, offset: resumed.engineOffset)
+            do {
+                jobStates = try rd.restore(from: &r)
+            } catch {
+                throw ReplayError.checkpoint("cannot resume: \(error.message)")
+            }
+            guard jobStates?.count == jobs else { throw ReplayError.checkpoint("cannot resume: the jobs differ") }
+        }
+        var jobSetup = JobSetup(regions: index.regions, ids: ids,
                              givenOrder: index.givenPositions.map { .reordered(givenPositions: $0) } ?? .given,
                              hysteresis: config.hysteresis, tree: config.tree,
                              monitor: config.monitor,
                              beacons: config.beacons, requests: requests, echoProperties: config.echoProperties,
                              writeState: config.statePath != nil)
+        jobSetup.resumed = jobStates
+        let setup = jobSetup
         let matcher = BeaconMatcher(regions: index.regions)
         let inputs = (0..<jobs).map { _ in JobQueue<JobBatch>(capacity: 4) }
         let results = JobQueue<JobResult>()
@@ -44,12 +58,9 @@ extension Replay {
             for thread in threads { thread.join() }
         }
 
-        // The routing state, in an object so the plain lane's closure reaches it through one
-        // pointer, without boxes or dynamic exclusivity checks.
-        let rd = JobReader(jobs: jobs)
-        let flushEvery = 8192 * jobs
+        let flushEvery = min(8192 * jobs, checkpointer?.every ?? .max)
         var snapshots: [Int: ReplayStatistics] = [:]
-        var reported = 0
+        var reported = resumed?.reported ?? 0
         let maxAccuracy = config.monitor.maxAccuracy
         let progress = config.progress && totalBytes > 0 ? ProgressBar(totalBytes: totalBytes, write: diagnostics) : nil
 
@@ -72,19 +83,53 @@ extension Replay {
             merge.rejections.append(PendingRejection(seq: rd.seq, reason: reason, place: place, line: Array(line), byJob: false))
             return true
         }
-        /// Between records: the batches go to the jobs every `flushEvery` records and the progress
-        /// bar moves every 4,096 (`JobReader.counted`); false when a job has stopped the run.
-        func checkpoint() throws -> Bool {
+        /// `--checkpoint`: every job hands over its state once it has applied every record read
+        /// so far, all their output up to there is written, then the snapshot: the reader's state
+        /// and the jobs'. `last`: the run's end (the jobs stop after it).
+        func takeCheckpoint(last: Bool = false) throws {
+            guard let checkpointer else { return }
+            for j in 0..<jobs {
+                rd.batches[j].snapshot = true
+                rd.batches[j].last = last
+            }
+            if last { sentLast = true }
+            try flush()
+            while merge.jobStates.contains(where: { $0 == nil }) {
+                try merge.drain([results.pop()], into: output, replay: self, rejects: rejects, reported: &reported)
+            }
+            guard merge.jobStop == nil else { return }
+            snapshots.removeAll()
+            do {
+                try output.synchronize()
+                try rejects?.synchronize()
+            } catch let error as IOFailure {
+                throw ReplayError.io(error.description)
+            }
+            let states = merge.takeJobStates()
+            try checkpointer.write(records: tally.records, positions: merged.positions, outputLength: output.written,
+                                   rejectsLength: rejects?.written ?? 0, reported: reported, statistics: tally,
+                                   eventCounts: [], deliveryCounts: []) { w in
+                rd.write(to: &w, jobStates: states)
+            }
+        }
+        /// Between records: the batches go to the jobs every `flushEvery` records (or `--checkpoint-every`),
+        /// the progress bar moves every 4,096 (`JobReader.counted`), checkpoints are taken when due;
+        /// false when a job has stopped the run, or a stop signal with `--checkpoint`.
+        func betweenRecords() throws -> Bool {
             if rd.sinceFlush >= flushEvery {
                 rd.sinceFlush = 0
-                try flush()
+                if let checkpointer, tally.records >= checkpointer.nextAt {
+                    try takeCheckpoint()
+                } else {
+                    try flush()
+                }
                 if merge.jobStop != nil { return false }
             }
             if let progress, rd.sinceProgress >= 4096 {
                 rd.sinceProgress = 0
                 progress.update(bytes: merged.bytesRead, records: tally.records)
             }
-            return true
+            return !(checkpointer != nil && StopSignals.requested)
         }
 
         readLoop: while true {
@@ -107,7 +152,7 @@ extension Replay {
                 if !reject(.outOfOrder, source: merged.currentSource, line: merged.rejectedLine) { break readLoop }
                 rd.counted()
             }
-            guard try checkpoint() else { break readLoop }
+            guard try betweenRecords() else { break readLoop }
             switch merged.next().step {
             case .end:
                 break readLoop
@@ -146,19 +191,32 @@ extension Replay {
                 rd.batches[j].items.append(item)
             }
             rd.counted()
-            guard try checkpoint() else { break }
+            guard try betweenRecords() else { break }
+        }
+        if checkpointer != nil && StopSignals.requested && merge.readerStop == nil && merge.jobStop == nil {
+            // Stopped by SIGINT or SIGTERM: the snapshot is the run's state; the same command goes on.
+            try takeCheckpoint(last: true)
+            while merge.running > 0 { merge.receive(results.pop()) }
+            stoppedBySignal = true
+            return
         }
         if merge.readerStop == nil && merge.jobStop == nil, let until = config.until {
             rd.seq += 1
             for j in 0..<jobs { rd.batches[j].items.append(JobItem(kind: .tick, seq: rd.seq, t: until)) }
             rd.clock = max(rd.clock, until)
         }
-        for j in 0..<jobs { rd.batches[j].last = true }
+        for j in 0..<jobs {
+            rd.batches[j].last = true
+            // The last snapshot, with the jobs' final state (the same command run again only
+            // writes the same files again); not after a stop by --strict, which is not resumed.
+            rd.batches[j].snapshot = checkpointer != nil && merge.readerStop == nil
+        }
         sentLast = true  // `flush` pushes them before anything in it can throw
         try flush()
         while merge.running > 0 {
             try merge.drain([results.pop()], into: output, replay: self, rejects: rejects, reported: &reported)
         }
+        let finalStates = merge.jobStop == nil && !merge.jobStates.contains(where: { $0 == nil }) ? merge.takeJobStates() : nil
         if let (s, message) = merge.jobStop {
             tally = snapshots[s] ?? tally
             tally.reject(.badControl)
@@ -176,6 +234,13 @@ extension Replay {
                 entry.bytes.withUnsafeBytes { state.append($0) }
             }
             StateWriter.writeFooter(to: state)
+        }
+        if let checkpointer, let finalStates {
+            try checkpointer.write(records: tally.records, positions: merged.positions, outputLength: output.written,
+                                   rejectsLength: rejects?.written ?? 0, reported: reported, statistics: tally,
+                                   eventCounts: [], deliveryCounts: []) { w in
+                rd.write(to: &w, jobStates: finalStates)
+            }
         }
     }
 }
@@ -222,6 +287,38 @@ private final class JobReader {
         return (g, j)
     }
 
+    /// The reader's part of a checkpoint: the devices in first-seen order with their last
+    /// reading, the stream clock and the record count; then each job's state.
+    func write(to w: inout SnapshotWriter, jobStates: [[UInt8]]) {
+        w.tag("reader")
+        w.count(Int(devices.count))
+        for g in 0..<Int32(devices.count) {
+            w.raw(devices.nameBytes(g))
+            w.f64(last[Int(g)])
+        }
+        w.f64(clock)
+        w.varint(UInt64(seq))
+        w.list(jobStates) { w, b in w.raw(b) }
+    }
+
+    /// Restores `write`'s state into a new reader; returns the jobs' states. The jobs know their
+    /// devices already (from their own state), so none is announced to them again.
+    func restore(from r: inout SnapshotReader) throws(SnapshotError) -> [[UInt8]] {
+        try r.expect("reader")
+        let n = try r.count()
+        for _ in 0..<n {
+            let name = try r.raw()
+            let t = try r.f64()
+            let (g, isNew) = name.withUnsafeBytes { devices.intern($0) }
+            guard isNew, Int(g) == owner.count else { throw SnapshotError("a device twice in the reader's state") }
+            owner.append(name.withUnsafeBytes { Int(DeviceTable.fnv1a($0) % UInt64(jobs)) })
+            last.append(t)
+        }
+        clock = try r.f64()
+        seq = Int(try r.varint())
+        return try r.list { r throws(SnapshotError) in try r.raw() }
+    }
+
     /// One record more since the last flush and progress update.
     @inline(__always)
     func counted() {
@@ -256,8 +353,11 @@ final class JobMerge {
     private(set) var counts = [Int](repeating: 0, count: RegionEvent.Kind.allCases.count)
     private(set) var deliveryCounts = [Int](repeating: 0, count: EventWriter.triggerKinds.count)
     private(set) var states: [(device: Int32, bytes: [UInt8])] = []
+    /// Per job, its state for the checkpoint being taken (`JobBatch.snapshot`), once it came.
+    private(set) var jobStates: [[UInt8]?]
 
     init(jobs: Int, strict: Bool) {
+        jobStates = Array(repeating: nil, count: jobs)
         self.jobs = jobs
         self.strict = strict
         pending = Array(repeating: [], count: jobs)
@@ -266,7 +366,14 @@ final class JobMerge {
         running = jobs
     }
 
+    /// The jobs' states for a checkpoint, once every job's has come; the slots are emptied.
+    func takeJobStates() -> [[UInt8]] {
+        defer { jobStates = Array(repeating: nil, count: jobs) }
+        return jobStates.map { $0! }
+    }
+
     func receive(_ r: JobResult) {
+        if let s = r.snapshot { jobStates[r.job] = s }
         pending[r.job].append(r)
         through[r.job] = r.through
         rejections += r.rejections

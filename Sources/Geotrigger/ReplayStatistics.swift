@@ -31,6 +31,16 @@ public struct ReplayStatistics: Sendable {
     /// Every record read, good or bad (blank lines excluded).
     public var records: Int { fixes + sightings + controls + rejectedTotal }
 
+    /// What a checkpoint keeps of the counts (`replay --checkpoint`): records by kind and rejections.
+    mutating func restoreCounts(from c: ReplayStatistics) {
+        fixes = c.fixes
+        ignoredForAccuracy = c.ignoredForAccuracy
+        sightings = c.sightings
+        sightingsUnmatched = c.sightingsUnmatched
+        controls = c.controls
+        rejected = c.rejected
+    }
+
     public mutating func reject(_ reason: RejectReason) {
         rejected[RejectReason.allCases.firstIndex(of: reason)!] += 1
     }

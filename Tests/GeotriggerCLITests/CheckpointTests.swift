@@ -63,9 +63,10 @@ struct CheckpointTests {
                       "--until", "1700000400"] + inputs)
     }
 
-    @Test("killed with SIGKILL at random moments, then run again: the same bytes as one run")
-    func killAnywhere() throws {
-        let (dir, arguments) = try Self.mixedArguments()
+    @Test("killed with SIGKILL at random moments, then run again: the same bytes as one run", arguments: [1, 2])
+    func killAnywhere(jobs: Int) throws {
+        let (dir, mixed) = try Self.mixedArguments()
+        let arguments = mixed + ["--jobs", "\(jobs)"]
         let reference = Files(dir, "reference")
         let began = Date()
         let r = try CLI.run(arguments + reference.arguments)
@@ -77,7 +78,7 @@ struct CheckpointTests {
         let interrupted = Files(dir, "interrupted")
         let checkpoints = dir.appendingPathComponent("checkpoints")
         let stderr = dir.appendingPathComponent("stderr")
-        var rng = SplitMix(seed: 23)
+        var rng = SplitMix(seed: 23 &+ UInt64(jobs))
         var kills = 0, finished: Process?
         for attempt in 0..<80 {
             let p = try Self.start(arguments + interrupted.arguments + ["--checkpoint", checkpoints.path,
@@ -160,6 +161,8 @@ struct CheckpointTests {
 
         let dwell = try CLI.run(base + ["--dwell", "30", s.readings])
         #expect(dwell.status == 65 && dwell.stderr.contains("--dwell was off, now 30.0"), "\(dwell.stderr)")
+        let jobs = try CLI.run(base + ["--jobs", "2", s.readings])
+        #expect(jobs.status == 65 && jobs.stderr.contains("--jobs was 1, now 2"), "\(jobs.stderr)")
 
         let copy = dir.appendingPathComponent("other.ndjson").path
         try FileManager.default.copyItem(atPath: s.readings, toPath: copy)
