@@ -62,34 +62,36 @@ struct CheckpointStore {
 
     /// Writes snapshot `sequence` atomically, then removes those older than the one before it.
     func write(sequence: Int, body: [UInt8]) throws(IOFailure) {
-        var file: [UInt8] = Self.magic
-        var hashed = SnapshotWriter(reservingCapacity: body.count + 16)
-        hashed.u32(Self.version)
-        hashed.u64(UInt64(body.count))
-        file += hashed.bytes
-        file += body
+        var header = SnapshotWriter()
+        header.u32(Self.version)
+        header.u64(UInt64(body.count))
         var h = ContentHash()
-        h.update(hashed.bytes)
+        h.update(header.bytes)
         h.update(body)
         var tail = SnapshotWriter()
         tail.u64(h.value)
-        file += tail.bytes
 
+        // Written in pieces, not copied into one buffer: a snapshot of a million devices is a
+        // hundred megabytes.
         let temporary = "\(directory)/checkpoint.tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw IOFailure("cannot write \(temporary): \(String(cString: strerror(errno)))") }
-        var offset = 0
-        let failure: String? = file.withUnsafeBytes { raw in
-            while offset < raw.count {
-                let n = systemWrite(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return String(cString: strerror(errno))
+        var failure: String?
+        for piece in [Self.magic, header.bytes, body, tail.bytes] where failure == nil {
+            failure = piece.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = systemWrite(fd, raw.baseAddress! + offset, raw.count - offset)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        return String(cString: strerror(errno))
+                    }
+                    offset += n
                 }
-                offset += n
+                return nil
             }
-            return fsync(fd) == 0 ? nil : String(cString: strerror(errno))
         }
+        if failure == nil && fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
         close(fd)
         if let failure { throw IOFailure("cannot write \(temporary): \(failure)") }
         let final = path(of: sequence)

@@ -92,6 +92,11 @@ public final class Replay {
     /// What the run read, rejected and emitted so far (the summary's figures).
     public var statistics: ReplayStatistics {
         var s = tally
+        if let checkpointer {
+            s.checkpointsWritten = checkpointer.written
+            s.lastCheckpointBytes = checkpointer.lastBytes
+            s.checkpointSeconds = checkpointer.seconds
+        }
         if let counts = applier?.counts {
             s.fixes += counts.fixes
             s.ignoredForAccuracy += counts.ignoredForAccuracy
@@ -207,6 +212,7 @@ public final class Replay {
             let c = try Checkpointer(directory: directory, every: config.checkpointEvery,
                                      identity: try RunIdentity(configuration: config, inputs: paths), paths: paths)
             resumed = try c.resumable(note: diagnostics)
+            tally.resumedAtRecord = resumed?.records
             if let resumed {
                 try c.verifyInputs()
                 if let k = merged.resume(at: resumed.inputs.map(\.position)) {
@@ -270,12 +276,14 @@ public final class Replay {
             guard let checkpointer else { return }
             applier.flush()
             if let failure = writer.failure { throw ReplayError.io(failure.description) }
+            let began = monotonicSeconds()
             do {
                 try output.synchronize()
                 try rejects?.synchronize()
             } catch let error as IOFailure {
                 throw ReplayError.io(error.description)
             }
+            checkpointer.seconds += monotonicSeconds() - began
             let s = statistics
             try checkpointer.write(records: s.records, positions: merged.positions, outputLength: output.written,
                                    rejectsLength: rejects?.written ?? 0, reported: reported, statistics: s,

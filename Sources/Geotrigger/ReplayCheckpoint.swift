@@ -200,6 +200,8 @@ final class Checkpointer {
     func write(records: Int, positions: [InputPosition], outputLength: Int, rejectsLength: Int, reported: Int,
                statistics s: ReplayStatistics, eventCounts: [Int], deliveryCounts: [Int],
                engines: (inout SnapshotWriter) -> Void) throws {
+        let began = monotonicSeconds()
+        defer { seconds += monotonicSeconds() - began }
         for k in inputs.indices {
             if inputs[k].hashed { try Self.extend(&inputs[k].hash, path: paths[k], to: positions[k].offset) }
             inputs[k].position = positions[k]
@@ -231,7 +233,15 @@ final class Checkpointer {
         }
         sequence += 1
         nextAt = records + every
+        written += 1
+        lastBytes = w.bytes.count
     }
+
+    /// Snapshots written by this process, the last one's body size, and the time they took
+    /// (from the output files' flush to disk, which the caller times in, to the rename).
+    private(set) var written = 0
+    private(set) var lastBytes = 0
+    var seconds = 0.0
 
     /// Feeds `hash` the bytes of `path` from where it stopped up to `offset`.
     static func extend(_ hash: inout ContentHash, path: String, to offset: Int) throws {

@@ -99,12 +99,14 @@ extension Replay {
             }
             guard merge.jobStop == nil else { return }
             snapshots.removeAll()
+            let began = monotonicSeconds()
             do {
                 try output.synchronize()
                 try rejects?.synchronize()
             } catch let error as IOFailure {
                 throw ReplayError.io(error.description)
             }
+            checkpointer.seconds += monotonicSeconds() - began
             let states = merge.takeJobStates()
             try checkpointer.write(records: tally.records, positions: merged.positions, outputLength: output.written,
                                    rejectsLength: rejects?.written ?? 0, reported: reported, statistics: tally,
@@ -236,6 +238,12 @@ extension Replay {
             StateWriter.writeFooter(to: state)
         }
         if let checkpointer, let finalStates {
+            do {
+                try output.synchronize()
+                try rejects?.synchronize()
+            } catch let error as IOFailure {
+                throw ReplayError.io(error.description)
+            }
             try checkpointer.write(records: tally.records, positions: merged.positions, outputLength: output.written,
                                    rejectsLength: rejects?.written ?? 0, reported: reported, statistics: tally,
                                    eventCounts: [], deliveryCounts: []) { w in

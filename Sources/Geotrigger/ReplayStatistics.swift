@@ -24,6 +24,13 @@ public struct ReplayStatistics: Sendable {
     public var inputs = 0
     /// The most memory the process held resident during the run (bytes), nil where unknown.
     public var peakResidentBytes: Int?
+    /// `--checkpoint`: snapshots written by this process, the last one's size, the time all took
+    /// (output files flushed to disk, input prefixes hashed, the snapshot built and written), and
+    /// the record count of the snapshot the run resumed from (nil: it started afresh).
+    public var checkpointsWritten = 0
+    public var lastCheckpointBytes = 0
+    public var checkpointSeconds = 0.0
+    public var resumedAtRecord: Int?
 
     public init() {}
 
@@ -81,6 +88,13 @@ public struct ReplayStatistics: Sendable {
             let kinds = EventWriter.triggerKinds.enumerated().filter { deliveries[$0.offset] > 0 }
                 .map { "\(grouped(deliveries[$0.offset])) \($0.element)" }
             lines.append("deliveries: \(grouped(total)) (" + kinds.joined(separator: ", ") + ")")
+        }
+        if let resumedAtRecord {
+            lines.append("checkpoint: resumed after record \(grouped(resumedAtRecord))")
+        }
+        if checkpointsWritten > 0 {
+            lines.append("checkpoints: \(grouped(checkpointsWritten)) written in \(formatSeconds(checkpointSeconds)), "
+                         + "the last \(formatMebibytes(lastCheckpointBytes))")
         }
         if let peak = peakResidentBytes { lines.append("peak memory \(formatMebibytes(peak))") }
         lines.append("elapsed \(formatSeconds(elapsed)), \(grouped(Int(rate.rounded()))) records/s "

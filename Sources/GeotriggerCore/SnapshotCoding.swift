@@ -194,11 +194,11 @@ extension TimerQueue {
     /// counter: restored, timers due together fire in the same order as before.
     public func writeSnapshot(to w: inout SnapshotWriter, _ payload: (inout SnapshotWriter, Payload) -> Void) {
         w.tag("timers")
-        w.u64(sequence)
+        w.varint(sequence)
         w.list(heap.unordered) { w, e in
             w.f64(e.due)
-            w.u64(e.rank)
-            w.u64(e.sequence)
+            w.varint(e.rank)
+            w.varint(e.sequence)
             payload(&w, e.payload)
         }
     }
@@ -206,9 +206,9 @@ extension TimerQueue {
     public mutating func restoreSnapshot(from r: inout SnapshotReader,
                                          _ payload: (inout SnapshotReader) throws(SnapshotError) -> Payload) throws(SnapshotError) {
         try r.expect("timers")
-        let sequence = try r.u64()
+        let sequence = try r.varint()
         let entries = try r.list { r throws(SnapshotError) in
-            Entry(due: try r.f64(), rank: try r.u64(), sequence: try r.u64(), payload: try payload(&r))
+            Entry(due: try r.f64(), rank: try r.varint(), sequence: try r.varint(), payload: try payload(&r))
         }
         self.sequence = sequence
         heap = Heap(entries)

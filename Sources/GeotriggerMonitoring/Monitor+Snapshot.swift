@@ -20,16 +20,38 @@ extension Monitor {
             w.bool(states[slot].anchorCos >= 0)
             let visits = states[slot].visits
             w.count(Int(visits.count))
+            var previousKey: UInt32 = 0
             for i in 0..<Int(visits.count) {
                 let v = visits[i]
-                w.varint(UInt64(v.key))
-                w.f64(entryTimes.time(v.code))
+                // Keys ascend: each as its step from the one before (a byte or two).
+                w.varint(UInt64(v.key &- previousKey))
+                previousKey = v.key
+                Self.writeTime(entryTimes.time(v.code), before: states[slot].last, to: &w)
             }
         }
         timers.writeSnapshot(to: &w) { w, timer in
-            w.i32(timer.device)
-            w.i32(timer.region)
+            w.varint(UInt64(UInt32(bitPattern: timer.device)))
+            w.varint(UInt64(UInt32(bitPattern: timer.region)))
         }
+    }
+
+    /// An entry time, as whole milliseconds before the device's last reading when that gives it
+    /// back bit for bit (two or three bytes for a visit of minutes), else as its eight bytes.
+    static func writeTime(_ t: Double, before last: Double, to w: inout SnapshotWriter) {
+        let ms = ((last - t) * 1000).rounded()
+        if ms >= 0 && ms < 0x1p52 && last - ms / 1000 == t && (last - ms / 1000).sign == t.sign {
+            w.varint(UInt64(ms) << 1)
+        } else {
+            w.varint(1)
+            w.f64(t)
+        }
+    }
+
+    static func readTime(before last: Double, from r: inout SnapshotReader) throws(SnapshotError) -> Double {
+        let v = try r.varint()
+        if v == 1 { return try r.f64() }
+        guard v & 1 == 0 else { throw SnapshotError("bad entry time") }
+        return last - Double(v >> 1) / 1000
     }
 
     /// Restores what `writeSnapshot` wrote into a monitor over the same index and options whose
@@ -45,17 +67,18 @@ extension Monitor {
             states[slot].last = try r.f64()
             states[slot].anchorCos = try r.bool() ? 0 : -1
             let visits = try r.count()
+            var key: UInt64 = 0
             for _ in 0..<visits {
-                let key = try r.varint()
+                key += try r.varint()
                 guard key <= UInt64(UInt32.max), VisitList.region(ofKey: UInt32(key)) < regions else {
                     throw SnapshotError("snapshot names a region the index does not have")
                 }
-                let enteredAt = try r.f64()
+                let enteredAt = try Self.readTime(before: states[slot].last, from: &r)
                 states[slot].visits.append(VisitList.Entry(key: UInt32(key), code: entryTimes.code(enteredAt)))
             }
         }
         try timers.restoreSnapshot(from: &r) { r throws(SnapshotError) in
-            Timer(device: try r.i32(), region: try r.i32())
+            Timer(device: Int32(truncatingIfNeeded: try r.varint()), region: Int32(truncatingIfNeeded: try r.varint()))
         }
     }
 }
