@@ -316,12 +316,14 @@ public final class Replay {
             return statistics
         }
 
+        // The last snapshot, at the end of the input and before --until and --state-out, which a
+        // run resumed from it does again: the same command run again writes the same files again,
+        // and an input that has grown since is read on as if the run had never ended.
+        try checkpoint(reported: reported)
         if let until = config.until { engine.advance(to: until) }
         if let failure = writer.failure { throw ReplayError.io(failure.description) }
         try finish(output: output, rejects: rejects, reported: reported, counts: writer.counts,
                    deliveryCounts: writer.deliveryCounts) { StateWriter.write(engine: engine, to: $0) }
-        // The last snapshot: the same command run again only writes the same files again.
-        try checkpoint(reported: reported)
         tally.elapsed = monotonicSeconds() - start
         tally.peakResidentBytes = peakResidentBytes()
         return statistics

@@ -202,23 +202,20 @@ extension Replay {
             stoppedBySignal = true
             return
         }
+        // The last snapshot, at the end of the input and before --until and --state-out (as with
+        // one job); not after a stop by --strict, which a resumed run meets again.
+        if checkpointer != nil && merge.readerStop == nil && merge.jobStop == nil { try takeCheckpoint() }
         if merge.readerStop == nil && merge.jobStop == nil, let until = config.until {
             rd.seq += 1
             for j in 0..<jobs { rd.batches[j].items.append(JobItem(kind: .tick, seq: rd.seq, t: until)) }
             rd.clock = max(rd.clock, until)
         }
-        for j in 0..<jobs {
-            rd.batches[j].last = true
-            // The last snapshot, with the jobs' final state (the same command run again only
-            // writes the same files again); not after a stop by --strict, which is not resumed.
-            rd.batches[j].snapshot = checkpointer != nil && merge.readerStop == nil
-        }
+        for j in 0..<jobs { rd.batches[j].last = true }
         sentLast = true  // `flush` pushes them before anything in it can throw
         try flush()
         while merge.running > 0 {
             try merge.drain([results.pop()], into: output, replay: self, rejects: rejects, reported: &reported)
         }
-        let finalStates = merge.jobStop == nil && !merge.jobStates.contains(where: { $0 == nil }) ? merge.takeJobStates() : nil
         if let (s, message) = merge.jobStop {
             tally = snapshots[s] ?? tally
             tally.reject(.badControl)
@@ -236,19 +233,6 @@ extension Replay {
                 entry.bytes.withUnsafeBytes { state.append($0) }
             }
             StateWriter.writeFooter(to: state)
-        }
-        if let checkpointer, let finalStates {
-            do {
-                try output.synchronize()
-                try rejects?.synchronize()
-            } catch let error as IOFailure {
-                throw ReplayError.io(error.description)
-            }
-            try checkpointer.write(records: tally.records, positions: merged.positions, outputLength: output.written,
-                                   rejectsLength: rejects?.written ?? 0, reported: reported, statistics: tally,
-                                   eventCounts: [], deliveryCounts: []) { w in
-                rd.write(to: &w, jobStates: finalStates)
-            }
         }
     }
 }

@@ -181,8 +181,11 @@ struct CheckpointTests {
         try (original + #"{"t":1700009999,"device":"late","lat":48.2,"lon":16.37}"# + "\n")
             .write(toFile: s.readings, atomically: true, encoding: .utf8)
         let grown = try CLI.run(base + [s.readings])
-        // 40 devices × 60 s, and the one added.
+        // 40 devices × 60 s, and the one added; the same events as a run over the grown file.
         #expect(grown.status == 0 && grown.stderr.contains("2,401 records from 1 input"), "\(grown.stderr)")
+        let fresh = dir.appendingPathComponent("fresh.ndjson")
+        #expect(try CLI.run(["replay", "--regions", s.regions, "-o", fresh.path, s.readings]).status == 0)
+        #expect(Self.read(fresh) == Self.read(dir.appendingPathComponent("e.ndjson")))
 
         let regions = try String(contentsOfFile: s.regions, encoding: .utf8)
         try (regions + "extra,48.2,16.3,100\n").write(toFile: s.regions, atomically: true, encoding: .utf8)
