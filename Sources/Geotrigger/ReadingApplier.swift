@@ -26,9 +26,6 @@ final class ReadingApplier {
     }
     @exclusivity(unchecked) private(set) var counts = Counts()
 
-    /// A resumed run's counts (`replay --checkpoint`).
-    func restore(counts: Counts) { self.counts = counts }
-
     /// Whether fixes join the engine's batch now.
     @exclusivity(unchecked) private var batching: Bool
     /// True while the batch is applied: the events then belong to the batched fixes, not to the

@@ -240,8 +240,9 @@ public final class Replay {
         } catch let error as IOFailure {
             throw ReplayError.io(error.description)
         }
+        // The counts so far (with one job, the applier counts on from zero: `statistics` adds them).
+        if let resumed { tally.restoreCounts(from: resumed.tally) }
         if config.jobs > 1 {
-            if let resumed { tally.restoreCounts(from: resumed.tally) }
             try runJobs(index: index, ids: ids, requests: requests, readings: merged, output: output, rejects: rejects,
                         totalBytes: totalBytes, resumed: resumed)
             tally.gpxPointsWithoutTime = merged.untimedPoints
@@ -267,7 +268,7 @@ public final class Replay {
             } catch {
                 throw ReplayError.checkpoint("cannot resume: \(error.message)")
             }
-            resume(from: resumed, applier: applier, writer: writer)
+            writer.restoreCounts(events: resumed.eventCounts, deliveries: resumed.deliveryCounts)
             reported = resumed.reported
         }
         /// A checkpoint of the one-thread run, now (between records); `reported`: the reject
@@ -276,14 +277,7 @@ public final class Replay {
             guard let checkpointer else { return }
             applier.flush()
             if let failure = writer.failure { throw ReplayError.io(failure.description) }
-            let began = monotonicSeconds()
-            do {
-                try output.synchronize()
-                try rejects?.synchronize()
-            } catch let error as IOFailure {
-                throw ReplayError.io(error.description)
-            }
-            checkpointer.seconds += monotonicSeconds() - began
+            try checkpointer.synchronize(output, rejects)
             let s = statistics
             try checkpointer.write(records: s.records, positions: merged.positions, outputLength: output.written,
                                    rejectsLength: rejects?.written ?? 0, reported: reported, statistics: s,
@@ -327,16 +321,6 @@ public final class Replay {
         tally.elapsed = monotonicSeconds() - start
         tally.peakResidentBytes = peakResidentBytes()
         return statistics
-    }
-
-    /// Puts a checkpoint's counts back: the applier's, the writer's and the run's own.
-    private func resume(from resumed: Checkpointer.Resumed, applier: ReadingApplier, writer: EventWriter) {
-        let t = resumed.tally
-        applier.restore(counts: ReadingApplier.Counts(fixes: t.fixes, ignoredForAccuracy: t.ignoredForAccuracy,
-                                                      sightings: t.sightings, sightingsUnmatched: t.sightingsUnmatched,
-                                                      controls: t.controls))
-        tally.rejected = t.rejected
-        writer.restoreCounts(events: resumed.eventCounts, deliveries: resumed.deliveryCounts)
     }
 
     /// The single-threaded read loop: every record of `source` through the applier, rejects

@@ -196,6 +196,19 @@ final class Checkpointer {
         }
     }
 
+    /// Flushes the events and rejects files to disk before a snapshot records their lengths
+    /// (a file shorter than that after a power loss could not be resumed); timed with the snapshot.
+    func synchronize(_ output: OutputFile, _ rejects: OutputFile?) throws {
+        let began = monotonicSeconds()
+        defer { seconds += monotonicSeconds() - began }
+        do {
+            try output.synchronize()
+            try rejects?.synchronize()
+        } catch let error as IOFailure {
+            throw ReplayError.io(error.description)
+        }
+    }
+
     /// Writes checkpoint `sequence + 1`. `positions`: each input's place now.
     func write(records: Int, positions: [InputPosition], outputLength: Int, rejectsLength: Int, reported: Int,
                statistics s: ReplayStatistics, eventCounts: [Int], deliveryCounts: [Int],
@@ -238,10 +251,10 @@ final class Checkpointer {
     }
 
     /// Snapshots written by this process, the last one's body size, and the time they took
-    /// (from the output files' flush to disk, which the caller times in, to the rename).
+    /// (from the output files' flush to disk to the rename).
     private(set) var written = 0
     private(set) var lastBytes = 0
-    var seconds = 0.0
+    private(set) var seconds = 0.0
 
     /// Feeds `hash` the bytes of `path` from where it stopped up to `offset`.
     static func extend(_ hash: inout ContentHash, path: String, to offset: Int) throws {

@@ -99,14 +99,7 @@ extension Replay {
             }
             guard merge.jobStop == nil else { return }
             snapshots.removeAll()
-            let began = monotonicSeconds()
-            do {
-                try output.synchronize()
-                try rejects?.synchronize()
-            } catch let error as IOFailure {
-                throw ReplayError.io(error.description)
-            }
-            checkpointer.seconds += monotonicSeconds() - began
+            try checkpointer.synchronize(output, rejects)
             let states = merge.takeJobStates()
             try checkpointer.write(records: tally.records, positions: merged.positions, outputLength: output.written,
                                    rejectsLength: rejects?.written ?? 0, reported: reported, statistics: tally,
