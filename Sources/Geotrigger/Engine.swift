@@ -59,6 +59,15 @@ public final class Engine {
     /// Whether any region is a beacon region (whose fix events go to the beacon monitor).
     private let hasBeaconRegions: Bool
     private let beaconRelay = BeaconRelay()
+    /// `--expire`: forgets devices silent for S seconds (`MonitorOptions.expire`).
+    let expiry: DeviceExpiry
+    /// Whether `expiry` is on (a constant: the reading path tests it once).
+    private let expires: Bool
+    /// The device whose reading is being applied (−1 outside a reading), with `--expire`: if it
+    /// expires in the timers due before its reading, its id, looked up already, stays its own.
+    @exclusivity(unchecked) private var readingDevice: Int32 = -1
+    /// Devices forgotten so far (`--expire`), for the summary.
+    @exclusivity(unchecked) public private(set) var expiredDevices = 0
 
     /// Where in the clock order the engine is, for an output that interleaves several engines
     /// (`replay --jobs`): what is being emitted and, for a timer, which one.
@@ -72,8 +81,8 @@ public final class Engine {
     }
     @exclusivity(unchecked) public private(set) var phase = Phase.reading
 
-    /// The three timer owners, in the order their timers fire when due at the same time: region
-    /// timers (dwell, then beacon silence) before notification timers.
+    /// The four timer owners, in the order their timers fire when due at the same time: region
+    /// timers (dwell, then beacon silence) before notification timers, and expiry last.
     public enum TimerSource: UInt8, Sendable, CaseIterable {
         /// `Monitor`: dwell in geographic regions.
         case dwell
@@ -81,6 +90,11 @@ public final class Engine {
         case beacon
         /// `Scheduler`: time-interval, calendar and repeating triggers.
         case notification
+        /// `DeviceExpiry` (`--expire`): a device silent for S seconds is forgotten. Last at equal
+        /// times: whatever the device had due at the instant it expires (a dwell, a beacon
+        /// silence exit, a time trigger) still happens, as it would had the device been heard
+        /// at that instant, and only then are its visits ended and its center dropped.
+        case expiry
     }
     /// The timer firing now: its due time and owner.
     @exclusivity(unchecked) public private(set) var firingDue = 0.0
@@ -102,12 +116,15 @@ public final class Engine {
         beacons = BeaconMonitor(regions: index.regions, options: beaconOptions)
         hasBeaconRegions = !beacons.isEmpty
         let ids = RegionIDTable(regions: index.regions)
+        expiry = DeviceExpiry(seconds: options.expire, devices: monitor.devices, monitor: monitor)
+        expires = expiry.isOn
         scheduler = try Scheduler(requests: requests, regionKey: { ids.region($0) }, devices: monitor.devices)
         relay.engine = Unmanaged.passUnretained(self)
         monitor.sink = relay
         beaconRelay.engine = Unmanaged.passUnretained(self)
         beacons.sink = beaconRelay
         beacons.devices = monitor.devices
+        expiry.expire = { [unowned self] d, t in expire(d, at: t) }
         scheduler.onDeliver = { [unowned self] d in
             outputReference.call { $0.delivery(d) }
             onDeliver?(d)
@@ -122,7 +139,8 @@ public final class Engine {
     /// and the output (no beacon regions, no requests added at a device's first reading, no
     /// polygons). The events are the same either way.
     public var batchesFixes: Bool {
-        monitor.batchesFixes && !hasBeaconRegions && !scheduler.addsAtFirstSight
+        // With `--expire` a first fix arms a timer and later ones are timed by it: never batched.
+        !expires && monitor.batchesFixes && !hasBeaconRegions && !scheduler.addsAtFirstSight
             && monitor.earliestTimerDue == .infinity && beacons.earliestTimerDue == .infinity
             && scheduler.earliestTimerDue == .infinity
     }
@@ -182,11 +200,14 @@ public final class Engine {
     private func reading<R>(device: Int32, t: Double, _ apply: () -> R) -> R {
         if !nothingDue(before: t) {
             phase = .timersBefore
+            if expires { readingDevice = device }
             fireTimers(before: t)
+            readingDevice = -1
             phase = .reading
         }
         scheduler.deviceSeen(device, at: t)
         let result = apply()
+        if expires { expiry.heard(device) }
         let now = monitor.currentClock
         if !nothingDue(through: now) {
             phase = .timersAfter
@@ -215,17 +236,19 @@ public final class Engine {
         while let (due, source) = nextTimer(), due < t { fireNext(source, due: due) }
     }
 
-    /// Whether no timer of the three owners is due strictly before `t`: three loads, the usual
+    /// Whether no timer of the four owners is due strictly before `t`: four loads, the usual
     /// answer for every reading (a NaN `t` answers no, so the loops decide it, as before).
     @inline(__always)
     private func nothingDue(before t: Double) -> Bool {
         monitor.earliestTimerDue >= t && beacons.earliestTimerDue >= t && scheduler.earliestTimerDue >= t
+            && expiry.timers.earliestDue >= t
     }
 
-    /// Whether no timer of the three owners is due at or before `t`.
+    /// Whether no timer of the four owners is due at or before `t`.
     @inline(__always)
     private func nothingDue(through t: Double) -> Bool {
         monitor.earliestTimerDue > t && beacons.earliestTimerDue > t && scheduler.earliestTimerDue > t
+            && expiry.timers.earliestDue > t
     }
 
     /// Moves the clock to `t` (never back) and fires every timer due by then, earliest first.
@@ -246,6 +269,7 @@ public final class Engine {
         if let due = monitor.nextTimerDue { best = (due, .dwell) }
         if let due = beacons.nextTimerDue, best == nil || due < best!.due { best = (due, .beacon) }
         if let due = scheduler.nextTimerDue, best == nil || due < best!.due { best = (due, .notification) }
+        if let due = expiry.nextTimerDue, best == nil || due < best!.due { best = (due, .expiry) }
         return best
     }
 
@@ -254,6 +278,7 @@ public final class Engine {
         case .dwell: return monitor
         case .beacon: return beacons
         case .notification: return scheduler
+        case .expiry: return expiry
         }
     }
 
@@ -261,6 +286,40 @@ public final class Engine {
         firingDue = due
         firingSource = source
         owner(of: source).fireNextTimer()
+    }
+
+    // MARK: Expiry
+
+    /// Forgets device `d`, silent since `t` − S (`--expire`). Its notification center is dropped
+    /// first, so the exits below deliver nothing (the device is gone: no location trigger fires
+    /// for it). Then each visit, geographic or beacon, ends in an `exit` stamped `t` with
+    /// `"reason":"expired"` and no distance (no fix decided it), in the regions' given order as
+    /// the events of one fix are; then its state is freed and its id given back (or, if it is the
+    /// device whose reading is being applied, kept for that reading as a new device). Its dwell,
+    /// beacon and notification timers stay in their heaps and are dropped when they come due: its
+    /// rank changes here, and each owner checks the rank a timer was armed with (the scheduler
+    /// its never-reused instance numbers).
+    private func expire(_ d: Int32, at t: Double) {
+        expiredDevices += 1
+        scheduler.dropCenter(device: d)
+        var exits: [RegionEvent] = []
+        monitor.forget(device: d) { r, enteredAt in
+            // A positioned beacon region's fix half is the beacon monitor's to end (below).
+            if hasBeaconRegions && beacons.isBeaconRegion(r) { return }
+            if monitor.isSilenced(.exit, region: r) { return }
+            exits.append(RegionEvent(kind: .exit, t: t, device: d, region: r, distance: .nan, enteredAt: enteredAt,
+                                     beacon: nil, proximity: nil, reason: .expired))
+        }
+        if hasBeaconRegions {
+            beacons.forget(device: d) { r, enteredAt, beacon in
+                exits.append(RegionEvent(kind: .exit, t: t, device: d, region: r, distance: .nan, enteredAt: enteredAt,
+                                         beacon: beacon, proximity: nil, reason: .expired))
+            }
+        }
+        // Each list is in region-id order; the regions' given order is what a fix's events follow.
+        if exits.count > 1 { exits.sort { index.givenPosition($0.region) < index.givenPosition($1.region) } }
+        for e in exits { report(e) }
+        if d == readingDevice { devices.renew(d) } else { devices.remove(d) }
     }
 
     // MARK: Notification center
@@ -322,6 +381,7 @@ extension Engine {
         monitor.writeSnapshot(to: &w)
         beacons.writeSnapshot(to: &w)
         scheduler.writeSnapshot(to: &w)
+        expiry.writeSnapshot(to: &w)
     }
 
     /// Restores `writeSnapshot`'s state into this engine, which must be new (no reading yet) and
@@ -329,12 +389,19 @@ extension Engine {
     public func restoreSnapshot(from r: inout SnapshotReader) throws(SnapshotError) {
         guard devices.count == 0 else { throw SnapshotError("restoring into an engine that has read already") }
         try r.expect("engine")
-        for (name, rank) in try DeviceTable.readSnapshot(from: &r) {
-            let d = name.withUnsafeBytes { monitor.device($0) }
+        let table = try DeviceTable.readSnapshot(from: &r)
+        let free = Set(table.free)
+        for (id, (name, rank)) in table.devices.enumerated() {
+            // A removed id (`--expire`) is interned under a placeholder, then removed again.
+            let bytes = free.contains(Int32(id)) ? DeviceTable.placeholderName(Int32(id)) : name
+            let d = bytes.withUnsafeBytes { monitor.device($0) }
+            guard d == Int32(id) else { throw SnapshotError("snapshot lists device \(id) twice") }
             devices.setRank(d, rank)
         }
+        devices.restoreRemovals(free: table.free, nextRank: table.nextRank)
         try monitor.restoreSnapshot(from: &r)
         try beacons.restoreSnapshot(from: &r)
         try scheduler.restoreSnapshot(from: &r)
+        try expiry.restoreSnapshot(from: &r)
     }
 }

@@ -35,6 +35,7 @@ struct RunIdentity: Equatable {
             ("--max-accuracy", "\(m.maxAccuracy)"),
             ("--dwell", m.dwell.map { "\($0)" } ?? "off"),
             ("--initial", m.initial.rawValue),
+            ("--expire", m.expire.map { "\($0)" } ?? "off"),
             ("--beacon-exit", "\(b.exitAfter)"),
             ("beacon model", "\(b.sigmaBound) \(b.fusedExitMargin) \(b.fusionWindow) \(b.fusionMaxRange) \(b.positionTimeConstant) \(b.fusedConfirmations)"),
             ("--until", c.until.map { "\($0)" } ?? "none"),

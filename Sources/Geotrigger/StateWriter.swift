@@ -11,8 +11,15 @@ enum StateWriter {
     static func write(engine: Engine, to o: OutputFile) {
         let regionIDs = engine.index.regions.map(\.id)
         writeHeader(clock: engine.monitor.clock, to: o)
-        for d in 0..<Int32(engine.devices.count) {
-            if d > 0 { o.append(",") }
+        // Live devices only (`--expire` frees ids and reuses them): in first-seen order, which is
+        // rank order (without removals, id order).
+        let devices = engine.devices
+        var live = (0..<Int32(devices.count)).filter { devices.isLive($0) }
+        if devices.liveCount != devices.count || devices.nextRank != UInt64(devices.count) {
+            live.sort { devices.rank($0) < devices.rank($1) }
+        }
+        for (k, d) in live.enumerated() {
+            if k > 0 { o.append(",") }
             writeDevice(d, engine: engine, regionIDs: regionIDs, to: o)
         }
         writeFooter(to: o)

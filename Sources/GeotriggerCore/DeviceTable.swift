@@ -7,6 +7,12 @@
 /// So each device remembers which device came after it last time (`successor(of:)`); a lookup
 /// first compares with that guess and skips the hash when it is right, and callers can prefetch
 /// what the next reading will touch. A wrong guess costs one comparison, and ids never depend on it.
+///
+/// A device can be removed (`remove`, for `--expire`): its id goes on a free list and is given to
+/// the next new name, its name's bytes are reclaimed when the arena is compacted, and its rank
+/// changes. Ids then no longer follow first-seen order, ranks still do: every new device (a new
+/// id or a reused one) takes the next value of a counter, so it ranks after every device seen
+/// before. Without removals a device's rank is its id, as before.
 public final class DeviceTable {
     @exclusivity(unchecked) private var slots: [Int32]          // device id + 1, 0 = empty
     /// Per device, where its name lies in `arena`.
@@ -22,8 +28,16 @@ public final class DeviceTable {
     @exclusivity(unchecked) @usableFromInline var successors = PodList<Int32>()
     /// The device interned last (−1 = none yet).
     @exclusivity(unchecked) @usableFromInline var previous: Int32 = -1
+    /// Ids given back by `remove`, the next to reuse last (a stack).
+    private var freeIDs: [Int32] = []
+    /// The rank the next new device takes: how many devices were ever added.
+    public private(set) var nextRank: UInt64 = 0
+    /// Bytes of the arena that belong to removed names (reclaimed by `compactArena`).
+    private var deadBytes = 0
+    /// A removed id's name: a length no name has, so no lookup ever matches it.
+    @usableFromInline static let removedSpan = NameSpan(offset: 0, length: UInt32.max)
 
-    @usableFromInline struct NameSpan {
+    @usableFromInline struct NameSpan: Sendable {
         @usableFromInline var offset: UInt32
         @usableFromInline var length: UInt32
     }
@@ -42,8 +56,20 @@ public final class DeviceTable {
         names.free()
     }
 
-    /// Number of devices seen.
+    /// Number of ids given out: devices live now and ids removed (free for reuse). Ids run from 0
+    /// to `count − 1`; without removals, the number of devices seen.
     public var count: Int { Int(names.count) }
+
+    /// Number of devices live now (not removed).
+    public var liveCount: Int { Int(names.count) - freeIDs.count }
+
+    /// Whether `id` names a device now (not a removed id waiting for reuse).
+    public func isLive(_ id: Int32) -> Bool {
+        id >= 0 && Int(id) < Int(names.count) && names[Int(id)].length != Self.removedSpan.length
+    }
+
+    /// The removed ids waiting for reuse, the next to be reused last.
+    public var freeList: [Int32] { freeIDs }
 
     /// The id of `name`, adding it if new. `isNew` tells whether it was just added. The guess
     /// (the successor of the device interned last) is tried inline; the hash out of line.
@@ -75,13 +101,25 @@ public final class DeviceTable {
             }
             i = (i + 1) & mask
         }
-        let id = Int32(names.count)
-        successors.append(-1)
+        precondition(Int(arena.count) + name.count < Int(UInt32.max), "device names beyond 4 GiB")
+        let span = NameSpan(offset: UInt32(arena.count), length: UInt32(name.count))
+        let id: Int32
+        if let reused = freeIDs.popLast() {
+            id = reused
+            successors[Int(id)] = -1
+            names[Int(id)] = span
+        } else {
+            id = Int32(names.count)
+            successors.append(-1)
+            names.append(span)
+        }
         follow(id)
         slots[i] = id + 1
-        precondition(Int(arena.count) + name.count <= Int(UInt32.max), "device names beyond 4 GiB")
-        names.append(NameSpan(offset: UInt32(arena.count), length: UInt32(name.count)))
         arena.append(contentsOf: name.assumingMemoryBound(to: UInt8.self))
+        // A new device ranks after every one seen before; without removals its rank is its id
+        // and nothing is stored.
+        if nextRank != UInt64(UInt32(bitPattern: id)) || Int(id) < ranks.count { setRank(id, nextRank) }
+        nextRank += 1
         if Int(names.count) * 2 > slots.count { grow() }
         return (id, true)
     }
@@ -168,11 +206,75 @@ public final class DeviceTable {
     @usableFromInline
     static func sameLongBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool { memcmp(a, b, n) == 0 }
 
+    /// Removes a device (`--expire`): its name no longer finds it, its id is reused by the next
+    /// new name, and its rank becomes one no device has (so a timer armed for it, which carries
+    /// its rank, is known stale: `TimerQueue`). Its name's bytes are reclaimed once removed names
+    /// take half the arena. Names read before (`nameBytes`) are invalid after this call.
+    public func remove(_ id: Int32) {
+        precondition(isLive(id), "removing device \(id), which is not live")
+        // Linear probing without tombstones: empty the slot, then move back each following entry
+        // of the run that would no longer be found (backward-shift deletion).
+        var i = Int(truncatingIfNeeded: Self.hash(nameBytes(id))) & mask
+        while slots[i] != id + 1 { i = (i + 1) & mask }
+        slots[i] = 0
+        var j = i
+        while true {
+            j = (j + 1) & mask
+            let s = slots[j]
+            if s == 0 { break }
+            let home = Int(truncatingIfNeeded: Self.hash(nameBytes(s - 1))) & mask
+            // Whether `home` lies cyclically in (i, j]: then the entry stays.
+            let stays = i <= j ? (home > i && home <= j) : (home > i || home <= j)
+            if !stays {
+                slots[i] = s
+                slots[j] = 0
+                i = j
+            }
+        }
+        deadBytes += Int(names[Int(id)].length)
+        names[Int(id)] = Self.removedSpan
+        successors[Int(id)] = -1
+        if previous == id { previous = -1 }
+        setRank(id, .max)
+        freeIDs.append(id)
+        if deadBytes > 4096 && deadBytes * 2 > Int(arena.count) { compactArena() }
+    }
+
+    /// Makes `id` a new device under the same name (`--expire` forgot it while its next reading
+    /// was being applied, after the name had been looked up): a fresh rank, as `intern` gives.
+    public func renew(_ id: Int32) {
+        precondition(isLive(id), "renewing device \(id), which is not live")
+        setRank(id, nextRank)
+        nextRank += 1
+    }
+
+    /// Copies the live names into a new arena, in id order, dropping removed ones' bytes.
+    private func compactArena() {
+        var fresh = PodList<UInt8>()
+        fresh.reserve(max(4096, Int(arena.count) - deadBytes))
+        for id in 0..<Int(names.count) where names[id].length != Self.removedSpan.length {
+            let bytes = nameBytes(Int32(id))
+            names[id].offset = UInt32(fresh.count)
+            fresh.append(contentsOf: bytes.assumingMemoryBound(to: UInt8.self))
+        }
+        arena.free()
+        arena = fresh
+        deadBytes = 0
+    }
+
+    /// Restores the free list and the rank counter of a checkpoint (`readSnapshot`): the ids
+    /// listed, interned already under placeholder names, are removed in the list's order, so the
+    /// free list is the one written.
+    public func restoreRemovals(free: [Int32], nextRank: UInt64) {
+        for id in free { remove(id) }
+        self.nextRank = nextRank
+    }
+
     private func grow() {
         let size = slots.count * 2
         slots = [Int32](repeating: 0, count: size)
         mask = size - 1
-        for id in 0..<Int(names.count) {
+        for id in 0..<Int(names.count) where names[id].length != Self.removedSpan.length {
             var i = Int(truncatingIfNeeded: Self.hash(nameBytes(Int32(id)))) & mask
             while slots[i] != 0 { i = (i + 1) & mask }
             slots[i] = Int32(id + 1)
@@ -208,20 +310,41 @@ import Darwin
 #endif
 
 extension DeviceTable {
-    /// Every device's name, in id order, and its rank (`rank(_:)`), for a checkpoint.
+    /// Every device's name, in id order, and its rank (`rank(_:)`), for a checkpoint; then the
+    /// removed ids waiting for reuse and the rank counter (`--expire`). A removed id's name is
+    /// written empty.
     public func writeSnapshot(to w: inout SnapshotWriter) {
         w.tag("devices")
         w.count(count)
         for id in 0..<Int32(count) {
-            w.raw(nameBytes(id))
+            if isLive(id) { w.raw(nameBytes(id)) } else { w.raw([UInt8]()) }
             w.varint(rank(id))
         }
+        w.list(freeIDs) { w, id in w.i32(id) }
+        w.varint(nextRank)
     }
 
-    /// The names and ranks `writeSnapshot` wrote, each name handed to `intern` (which must intern
-    /// it here, in order, as the engine's `device(_:)` does with its per-device state).
-    public static func readSnapshot(from r: inout SnapshotReader) throws(SnapshotError) -> [(name: [UInt8], rank: UInt64)] {
+    /// What `writeSnapshot` wrote. Each name is to be handed to `intern` in order (as the engine's
+    /// `device(_:)` does with its per-device state), a removed id's under a placeholder name no
+    /// device can have, then `restoreRemovals(free:nextRank:)`.
+    public static func readSnapshot(from r: inout SnapshotReader) throws(SnapshotError)
+        -> (devices: [(name: [UInt8], rank: UInt64)], free: [Int32], nextRank: UInt64) {
         try r.expect("devices")
-        return try r.list { r throws(SnapshotError) in (try r.raw(), try r.varint()) }
+        let devices = try r.list { r throws(SnapshotError) in (try r.raw(), try r.varint()) }
+        var seen = Set<Int32>()
+        let free = try r.list { r throws(SnapshotError) -> Int32 in
+            let id = try r.i32()
+            guard id >= 0, Int(id) < devices.count, seen.insert(id).inserted else {
+                throw SnapshotError("snapshot frees device \(id) of \(devices.count)")
+            }
+            return id
+        }
+        return (devices, free, try r.varint())
+    }
+
+    /// A placeholder name for a removed id while a checkpoint is restored: not valid UTF-8 that any
+    /// reading could carry (device ids are decoded text), and unique per id.
+    public static func placeholderName(_ id: Int32) -> [UInt8] {
+        [0xFF, 0xFE] + withUnsafeBytes(of: id.littleEndian, Array.init)
     }
 }

@@ -53,26 +53,32 @@ public struct TimerQueue<Payload> {
 
     @inlinable public var isEmpty: Bool { heap.isEmpty }
 
-    /// Removes and returns the earliest timer if it is due strictly before `t`.
+    /// Timers pending (cancelled ones included).
+    @inlinable public var count: Int { heap.count }
+
+    /// Removes and returns the earliest timer if it is due strictly before `t`. Each pop returns
+    /// the rank the timer was scheduled with: an owner compares it with the device's rank now
+    /// (`DeviceTable.rank`), which changes when the device is forgotten (`--expire`) and its id
+    /// reused, so a timer armed for a device that is gone can never fire for another.
     @inlinable
-    public mutating func popDue(before t: Double) -> (due: Double, payload: Payload)? {
+    public mutating func popDue(before t: Double) -> (due: Double, rank: UInt64, payload: Payload)? {
         guard earliest < t, !heap.isEmpty else { return nil }
         return popNext()
     }
 
     /// Removes and returns the earliest timer if it is due at or before `t`.
     @inlinable
-    public mutating func popDue(through t: Double) -> (due: Double, payload: Payload)? {
+    public mutating func popDue(through t: Double) -> (due: Double, rank: UInt64, payload: Payload)? {
         guard earliest <= t, !heap.isEmpty else { return nil }
         return popNext()
     }
 
     /// Removes and returns the earliest timer.
     @inlinable
-    public mutating func popNext() -> (due: Double, payload: Payload)? {
+    public mutating func popNext() -> (due: Double, rank: UInt64, payload: Payload)? {
         guard let e = heap.popMin() else { return nil }
         earliest = heap.min?.due ?? .infinity
-        return (e.due, e.payload)
+        return (e.due, e.rank, e.payload)
     }
 }
 

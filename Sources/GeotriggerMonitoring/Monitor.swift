@@ -32,13 +32,18 @@ public struct MonitorOptions: Sendable {
     /// (`Monitor.reach(base:speed:limit:)`). nil is the plain path: every fix queries the index
     /// and tests every region there. The events are the same either way.
     public var safeDistance: Double? = 100
+    /// `--expire S`: forget a device silent for this many seconds of the clock (its visits end in
+    /// `exit` with `"reason":"expired"`, its timers and notification center are dropped, its
+    /// memory freed); nil = never. The engine does it (`Engine`, `DeviceExpiry`).
+    public var expire: Double? = nil
 
     public init(maxAccuracy: Double = 200, dwell: Double? = nil, initial: InitialPolicy = .enter,
-                safeDistance: Double? = 100) {
+                safeDistance: Double? = 100, expire: Double? = nil) {
         self.maxAccuracy = maxAccuracy
         self.dwell = dwell
         self.initial = initial
         self.safeDistance = safeDistance
+        self.expire = expire
     }
 }
 
@@ -276,7 +281,8 @@ public final class Monitor: TimerOwner {
     @inline(__always)
     public func device(_ name: UnsafeRawBufferPointer) -> Int32 {
         let (id, isNew) = devices.intern(name)
-        if isNew { appendState() }
+        // A reused id (`forget`) has its slot, reset already.
+        if isNew && Int(id) == stateCount { appendState() }
         prefetch(after: id)
         return id
     }
@@ -551,25 +557,28 @@ public final class Monitor: TimerOwner {
 
     /// Fires every timer due strictly before `t`, in time order.
     public func fireTimers(before t: Double) {
-        while let (due, timer) = timers.popDue(before: t) { fire(timer, due: due) }
+        while let (due, rank, timer) = timers.popDue(before: t) { fire(timer, due: due, rank: rank) }
     }
 
     /// Fires every timer due at or before `t`, in time order, and moves the clock to `t`.
     public func advance(to t: Double) {
-        while let (due, timer) = timers.popDue(through: t) { fire(timer, due: due) }
+        while let (due, rank, timer) = timers.popDue(through: t) { fire(timer, due: due, rank: rank) }
         if t > clock { clock = t }
     }
 
     /// Fires the earliest timer, if any; returns whether one was taken.
     @discardableResult
     public func fireNextTimer() -> Bool {
-        guard let (due, timer) = timers.popNext() else { return false }
-        fire(timer, due: due)
+        guard let (due, rank, timer) = timers.popNext() else { return false }
+        fire(timer, due: due, rank: rank)
         return true
     }
 
-    func fire(_ timer: Timer, due: Double) {
+    func fire(_ timer: Timer, due: Double, rank: UInt64) {
         let slot = Int(timer.device)
+        // Armed for a device since forgotten (`--expire`): its id may be another device's now,
+        // with another rank.
+        guard rank == devices.rank(timer.device) else { return }
         // Timers are cancelled lazily: the visit must still be the one that armed it. A visit
         // that ended and began again at the same instant is armed twice for the same time; the
         // first of its two timers reports it, the second finds it dwelled.
@@ -605,6 +614,30 @@ public final class Monitor: TimerOwner {
 
     /// Time of the device's latest reading.
     public func lastReading(of device: Int32) -> Double { states[checked(device)].last }
+
+    // MARK: Expiry
+
+    /// Whether events of this kind are reported for region `r` (its `notifyOnEntry`/`notifyOnExit`).
+    public func isSilenced(_ kind: RegionEvent.Kind, region r: Int32) -> Bool {
+        anySilenced && silenced[Int(r)] & (1 << kind.rawValue) != 0
+    }
+
+    /// Forgets a device (`--expire`): hands each of its visits (region, entry time) to `visit`,
+    /// in region-id order, then resets its slot to a new device's and frees its lists. The
+    /// caller reports the exits and frees the id (`DeviceTable.remove`); the device's dwell timers
+    /// stay in the heap and are dropped when they come due (`fire` compares ranks).
+    public func forget(device d: Int32, _ visit: (_ region: Int32, _ enteredAt: Double) -> Void) {
+        let slot = checked(d)
+        let visits = states[slot].visits
+        for i in 0..<Int(visits.count) {
+            let v = visits[i]
+            visit(v.region, entryTimes.time(v.code))
+            entryTimes.release(v.code)
+        }
+        states[slot].near.free()
+        states[slot].visits.free()
+        states[slot] = DeviceState()
+    }
 
     /// Records a reading's time for ordering without a fix (beacon sightings, control records).
     /// Returns `.outOfOrder` if it is older than the device's previous reading.

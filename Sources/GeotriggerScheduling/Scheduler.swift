@@ -154,6 +154,15 @@ public final class Scheduler: TimerOwner {
         while centers.count <= Int(d) { centers.append(Center()) }
     }
 
+    /// Drops a device's notification center (`--expire`): its pending and delivered lists are
+    /// freed, and its next reading is a first one again (requests for it are added anew). Its
+    /// time triggers stay in the heap and find no pending instance when they come due (instance
+    /// numbers are never reused), so they never fire.
+    public func dropCenter(device d: Int32) {
+        guard Int(d) < centers.count else { return }
+        centers[Int(d)] = Center()
+    }
+
     // MARK: UNUserNotificationCenter operations
 
     /// Adds a request for a device. A pending request with the same identifier is replaced, and a
@@ -265,18 +274,18 @@ public final class Scheduler: TimerOwner {
 
     /// Fires every timer due strictly before `t`, in time order.
     public func fireTimers(before t: Double) {
-        while let (due, timer) = timers.popDue(before: t) { fire(timer, due: due) }
+        while let (due, _, timer) = timers.popDue(before: t) { fire(timer, due: due) }
     }
 
     /// Fires every timer due at or before `t`, in time order.
     public func advance(to t: Double) {
-        while let (due, timer) = timers.popDue(through: t) { fire(timer, due: due) }
+        while let (due, _, timer) = timers.popDue(through: t) { fire(timer, due: due) }
     }
 
     /// Fires the earliest timer; returns whether there was one.
     @discardableResult
     public func fireNextTimer() -> Bool {
-        guard let (due, timer) = timers.popNext() else { return false }
+        guard let (due, _, timer) = timers.popNext() else { return false }
         fire(timer, due: due)
         return true
     }

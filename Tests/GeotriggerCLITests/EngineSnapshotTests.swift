@@ -60,7 +60,8 @@ struct EngineSnapshotTests {
             StateWriter.write(engine: engine, to: state)
             run.state = String(decoding: state.takeBytes(), as: UTF8.self)
             run.state += "\nclock \(engine.clock.bitPattern)"
-            for d in 0..<Int32(engine.devices.count) {
+            // Live devices only: `--expire` frees ids.
+            for d in 0..<Int32(engine.devices.count) where engine.devices.isLive(d) {
                 var line = "\n\(engine.deviceName(d)) last=\(engine.monitor.lastReading(of: d).bitPattern)"
                 for v in engine.monitor.visits(of: d) {
                     line += " visit \(v.region) \(v.enteredAt.bitPattern) \(v.silent) \(v.dwelled)"
@@ -159,7 +160,9 @@ struct EngineSnapshotTests {
     static let home = Region(id: "home", shape: .circle(center: Coordinate(latitude: 48.2, longitude: 16.37), radius: 100))
     static let office = Region(id: "office", shape: .circle(center: Coordinate(latitude: 48.21, longitude: 16.38), radius: 150))
 
-    static func notificationEngine() throws -> Engine {
+    static func notificationEngine() throws -> Engine { try notificationEngine(expire: nil) }
+
+    static func notificationEngine(expire: Double?) throws -> Engine {
         let requests = try [
             request(#"{"id":"tick","content":{"title":"tick"},"trigger":{"type":"timeInterval","seconds":90,"repeats":true}}"#),
             request(#"""
@@ -172,7 +175,8 @@ struct EngineSnapshotTests {
             request(#"{"id":"leave","trigger":{"type":"location","region":"office","notifyOnEntry":false}}"#),
             request(#"{"id":"pushme","content":{"title":"pushed"},"trigger":{"type":"push"},"devices":["b"]}"#),
         ]
-        return try Engine(regions: [home, office], hysteresis: .metres(0), options: MonitorOptions(dwell: 40), requests: requests)
+        return try Engine(regions: [home, office], hysteresis: .metres(0), options: MonitorOptions(dwell: 40, expire: expire),
+                          requests: requests)
     }
 
     static let t0 = 1_700_000_000.0
@@ -285,7 +289,9 @@ struct EngineSnapshotTests {
 
     static let uuid = "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"
 
-    static func syntheticEngine() throws -> Engine {
+    static func syntheticEngine() throws -> Engine { try syntheticEngine(expire: nil) }
+
+    static func syntheticEngine(expire: Double?) throws -> Engine {
         let u = uuid
         let geojson = """
             {"type":"FeatureCollection","features":[
@@ -303,7 +309,7 @@ struct EngineSnapshotTests {
             request(#"{"id":"bye","content":{"title":"store"},"trigger":{"type":"location","region":"store","notifyOnEntry":false,"repeats":true}}"#),
             request(#"{"id":"kiosk","trigger":{"type":"location","region":"kiosk"}}"#),
         ]
-        return try Engine(regions: regions, options: MonitorOptions(dwell: 20), requests: requests)
+        return try Engine(regions: regions, options: MonitorOptions(dwell: 20, expire: expire), requests: requests)
     }
 
     /// Three devices hearing exact, major-wildcard and unknown beacons at random, with gaps long

@@ -5,12 +5,12 @@ import GeotriggerCore
 // Written: the beacons seen (in slot order), the sample windows (their samples, oldest first)
 // and the free list of their slots, every (device, beacon) track with its filter's state, each
 // device's tracks, the fused positions, every (device, region) zone with its key, and the
-// silence and dwell timers. Doubles as their bit patterns.
+// silence and dwell timers, the track and zone slots `forget` freed (`--expire`), and each
+// device's zones and positioned zones in the order they were made. Doubles as their bit patterns.
 //
 // Rebuilt, as the monitor builds them: the beacon slots and the regions each matches (the
-// matcher over the same regions gives the same lists), the track and zone hash tables (from the
-// tracks' devices and beacons and the zones' keys) and each device's positioned zones (from the
-// zones' keys, in slot order). The index of zones by device (`visits(of:)`) starts empty again.
+// matcher over the same regions gives the same lists), and the track and zone hash tables (from
+// the tracks' devices and beacons and the zones' keys).
 extension BeaconMonitor {
     public func writeSnapshot(to w: inout SnapshotWriter) {
         w.tag("beacons")
@@ -68,6 +68,14 @@ extension BeaconMonitor {
             w.i32(timer.zone)
             w.f64(timer.dwellFor)
         }
+        // What `forget` (`--expire`) frees: the free slots, and each device's zones and positioned
+        // zones in the order they were made (with reused slots, no longer slot order; a fusion
+        // decides a device's positioned zones in this order).
+        w.tag("beaconSlots")
+        w.list(freeTracks) { w, slot in w.i32(slot) }
+        w.list(freeZones) { w, slot in w.i32(slot) }
+        w.list(deviceZones) { w, slots in w.list(slots) { w, slot in w.i32(slot) } }
+        w.list(devicePositionedZones) { w, slots in w.list(slots) { w, slot in w.i32(slot) } }
     }
 
     /// Restores what `writeSnapshot` wrote into a monitor over the same regions and options that
@@ -142,7 +150,9 @@ extension BeaconMonitor {
         keys.reserveCapacity(zoneCount)
         for _ in 0..<zoneCount {
             let d = try r.i32(), region = try r.i32()
-            guard d >= 0, region >= 0, Int(region) < regions.count, isBeaconRegion(region) else {
+            // A slot `forget` freed.
+            let isFree = d == -1 && region == -1
+            guard isFree || d >= 0, isFree || region >= 0, isFree || (Int(region) < regions.count && isBeaconRegion(region)) else {
                 throw SnapshotError("snapshot has a zone of region \(region), no beacon region here")
             }
             var zone = Zone()
@@ -166,11 +176,26 @@ extension BeaconMonitor {
         var restoredTimers = TimerQueue<SilenceTimer>()
         try restoredTimers.restoreSnapshot(from: &r) { r throws(SnapshotError) in
             let timer = SilenceTimer(device: try r.i32(), zone: try r.i32(), dwellFor: try r.f64())
-            guard timer.zone >= 0, Int(timer.zone) < zoneCount, keys[Int(timer.zone)].device == timer.device else {
+            // A timer of a forgotten device may name a zone slot freed or reused since (it is
+            // dropped when it comes due, its rank no longer the device's).
+            guard timer.zone >= 0, Int(timer.zone) < zoneCount else {
                 throw SnapshotError("snapshot has a timer of zone \(timer.zone) of \(zoneCount)")
             }
             return timer
         }
+
+        try r.expect("beaconSlots")
+        func slots(_ n: Int, _ what: String) -> (inout SnapshotReader) throws(SnapshotError) -> Int32 {
+            { r throws(SnapshotError) in
+                let slot = try r.i32()
+                guard slot >= 0, Int(slot) < n else { throw SnapshotError("snapshot names \(what) \(slot) of \(n)") }
+                return slot
+            }
+        }
+        let restoredFreeTracks = try r.list(slots(restoredTracks.count, "track"))
+        let restoredFreeZones = try r.list(slots(zoneCount, "zone"))
+        let restoredDeviceZones = try r.list { r throws(SnapshotError) in try r.list(slots(zoneCount, "zone")) }
+        let restoredPositioned = try r.list { r throws(SnapshotError) in try r.list(slots(zoneCount, "zone")) }
 
         // All read. The beacons' slots and matching regions, as their first sightings made them.
         for (k, id) in ids.enumerated() {
@@ -186,17 +211,16 @@ extension BeaconMonitor {
                 guard trackTable.updateValue(slot, forKey: key) == nil else { throw SnapshotError("snapshot lists track \(slot) twice") }
             }
         }
-        guard trackTable.count == restoredTracks.count else { throw SnapshotError("snapshot has tracks of no device") }
-        // The zone table and each device's positioned zones, in slot order as `zone` made them.
+        guard trackTable.count + restoredFreeTracks.count == restoredTracks.count else { throw SnapshotError("snapshot has tracks of no device") }
+        // The zone table from the zones' keys (free slots have none).
         var zoneTable: [UInt64: Int32] = [:]
-        var positioned: [[Int32]] = []
-        for (z, key) in keys.enumerated() {
+        for (z, key) in keys.enumerated() where key.device >= 0 {
             let k = UInt64(UInt32(bitPattern: key.device)) << 32 | UInt64(UInt32(bitPattern: key.region))
             guard zoneTable.updateValue(Int32(z), forKey: k) == nil else { throw SnapshotError("snapshot has zone \(z) twice") }
-            if fuses && localPositions[key.region] != nil {
-                while positioned.count <= Int(key.device) { positioned.append([]) }
-                positioned[Int(key.device)].append(Int32(z))
-            }
+        }
+        guard zoneTable.count + restoredFreeZones.count == zoneCount,
+              restoredDeviceZones.reduce(0, { $0 + $1.count }) == zoneTable.count else {
+            throw SnapshotError("snapshot's zones and free zone slots do not add up")
         }
 
         windows = restoredWindows
@@ -204,13 +228,14 @@ extension BeaconMonitor {
         tracks = restoredTracks
         trackSlots = trackTable
         deviceTracks = restoredDeviceTracks
-        devicePositionedZones = positioned
+        devicePositionedZones = restoredPositioned
         fusedPositions = fused
         zones = restoredZones
         zoneSlots = zoneTable
         zoneKeys = keys
-        zonesByDevice = []
-        zonesIndexed = 0
+        deviceZones = restoredDeviceZones
+        freeTracks = restoredFreeTracks
+        freeZones = restoredFreeZones
         timers = restoredTimers
     }
 }

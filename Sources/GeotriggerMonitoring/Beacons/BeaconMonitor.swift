@@ -146,12 +146,15 @@ public final class BeaconMonitor: TimerOwner {
     var zones: [Zone] = []
     var zoneSlots: [UInt64: Int32] = [:]
     var zoneKeys: [(device: Int32, region: Int32)] = []
-    /// Zone slots by device, in slot order, for `visits(of:)`: made at its first call and
-    /// extended at each later one, so listing every device's visits (`--state-out`) reads each
-    /// zone once instead of every zone for every device (0.43 s of a 1.6 s beacons replay with
-    /// 1,000 devices, and growing with their square). Nothing is kept until then.
-    var zonesByDevice: [[Int32]] = []
-    var zonesIndexed = 0
+    /// Zone slots by device, for `visits(of:)` and `forget`: so listing every device's visits
+    /// (`--state-out`) reads each zone once instead of every zone for every device (0.43 s of a
+    /// 1.6 s beacons replay with 1,000 devices, and growing with their square). Kept as zones are
+    /// made (rare next to sightings), since `forget` frees zone slots for reuse.
+    var deviceZones: [[Int32]] = []
+    /// Track and zone slots given back by `forget`, reused before the arrays grow. A free track
+    /// keeps no window and a free zone's key is (−1, −1).
+    var freeTracks: [Int32] = []
+    var freeZones: [Int32] = []
     @exclusivity(unchecked) @usableFromInline var timers = TimerQueue<SilenceTimer>()
     /// Ranks devices for timers due at the same time (`DeviceTable.rank`); the engine shares its
     /// table. Without one a device ranks by its id.
@@ -283,21 +286,23 @@ public final class BeaconMonitor: TimerOwner {
     @inlinable public var earliestTimerDue: Double { timers.earliestDue }
 
     public func fireTimers(before t: Double) {
-        while let (due, timer) = timers.popDue(before: t) { fire(timer, due: due) }
+        while let (due, rank, timer) = timers.popDue(before: t) { fire(timer, due: due, rank: rank) }
     }
 
     public func advance(to t: Double) {
-        while let (due, timer) = timers.popDue(through: t) { fire(timer, due: due) }
+        while let (due, rank, timer) = timers.popDue(through: t) { fire(timer, due: due, rank: rank) }
     }
 
     @discardableResult
     public func fireNextTimer() -> Bool {
-        guard let (due, timer) = timers.popNext() else { return false }
-        fire(timer, due: due)
+        guard let (due, rank, timer) = timers.popNext() else { return false }
+        fire(timer, due: due, rank: rank)
         return true
     }
 
-    private func fire(_ timer: SilenceTimer, due: Double) {
+    private func fire(_ timer: SilenceTimer, due: Double, rank: UInt64) {
+        // Armed for a device since forgotten (`forget`): its zone slot may be another's now.
+        guard rank == self.rank(timer.device) else { return }
         let z = Int(timer.zone)
         if !timer.dwellFor.isNaN {
             // A dwell: only for the visit that armed it, once.
@@ -467,11 +472,18 @@ public final class BeaconMonitor: TimerOwner {
     private func track(device d: Int32, beacon b: Int32) -> Int {
         let key = UInt64(UInt32(bitPattern: d)) << 32 | UInt64(UInt32(bitPattern: b))
         if let slot = trackSlots[key] { return Int(slot) }
-        let slot = Int32(tracks.count)
         // Samples are kept only where fusion can use them: a beacon of a positioned region.
         var positioned = false
         if fuses { positioned = matches(ofBeacon: b).contains { localPositions[$0] != nil } }
-        tracks.append(Track(beacon: b, window: positioned ? Track.idle : Track.never))
+        let track = Track(beacon: b, window: positioned ? Track.idle : Track.never)
+        let slot: Int32
+        if let free = freeTracks.popLast() {
+            slot = free
+            tracks[Int(slot)] = track
+        } else {
+            slot = Int32(tracks.count)
+            tracks.append(track)
+        }
         trackSlots[key] = slot
         while deviceTracks.count <= Int(d) { deviceTracks.append([]) }
         deviceTracks[Int(d)].append(slot)
@@ -496,10 +508,19 @@ public final class BeaconMonitor: TimerOwner {
     private func zone(device d: Int32, region r: Int32) -> Int32 {
         let key = UInt64(UInt32(bitPattern: d)) << 32 | UInt64(UInt32(bitPattern: r))
         if let slot = zoneSlots[key] { return slot }
-        let slot = Int32(zones.count)
-        zones.append(Zone())
+        let slot: Int32
+        if let free = freeZones.popLast() {
+            slot = free
+            zones[Int(slot)] = Zone()
+            zoneKeys[Int(slot)] = (d, r)
+        } else {
+            slot = Int32(zones.count)
+            zones.append(Zone())
+            zoneKeys.append((d, r))
+        }
         zoneSlots[key] = slot
-        zoneKeys.append((d, r))
+        while deviceZones.count <= Int(d) { deviceZones.append([]) }
+        deviceZones[Int(d)].append(slot)
         if fuses && localPositions[r] != nil {
             while devicePositionedZones.count <= Int(d) { devicePositionedZones.append([]) }
             devicePositionedZones[Int(d)].append(slot)
@@ -515,20 +536,43 @@ public final class BeaconMonitor: TimerOwner {
 
     /// The beacon regions a device is in, with when it entered and the beacon that put it there.
     public func visits(of d: Int32) -> [(region: Int32, enteredAt: Double, beacon: BeaconID?)] {
-        indexZonesByDevice()
-        guard Int(d) < zonesByDevice.count else { return [] }
-        return zonesByDevice[Int(d)].lazy.map(Int.init).filter { self.zones[$0].inside }
+        guard Int(d) < deviceZones.count else { return [] }
+        return deviceZones[Int(d)].lazy.map(Int.init).filter { self.zones[$0].inside }
             .map { (self.zoneKeys[$0].region, self.zones[$0].enteredAt, self.cause(ofZone: $0)) }
             .sorted { $0.region < $1.region }
     }
 
-    /// Adds the zones made since the last call to `zonesByDevice` (zones are only ever added).
-    private func indexZonesByDevice() {
-        while zonesIndexed < zoneKeys.count {
-            let d = Int(zoneKeys[zonesIndexed].device)
-            while zonesByDevice.count <= d { zonesByDevice.append([]) }
-            zonesByDevice[d].append(Int32(zonesIndexed))
-            zonesIndexed += 1
+    // MARK: Expiry
+
+    /// Forgets a device (`--expire`): hands each beacon region it is in (region, entry time, the
+    /// beacon that put it there) to `visit`, in region-id order, and frees its tracks (their
+    /// sample windows given back), zones and fused position for reuse. Nothing is reported here:
+    /// the engine reports the exits. Its timers stay in the heap and are dropped when they come
+    /// due: the caller changes the device's rank (`DeviceTable.remove`), which `fire` checks.
+    public func forget(device d: Int32, _ visit: (_ region: Int32, _ enteredAt: Double, _ beacon: BeaconID?) -> Void) {
+        for (region, enteredAt, beacon) in visits(of: d) { visit(region, enteredAt, beacon) }
+        let i = Int(d)
+        if i < deviceTracks.count {
+            for ti in deviceTracks[i] {
+                let key = UInt64(UInt32(bitPattern: d)) << 32 | UInt64(UInt32(bitPattern: tracks[Int(ti)].beacon))
+                trackSlots[key] = nil
+                if tracks[Int(ti)].window >= 0 { giveBack(track: Int(ti)) }
+                tracks[Int(ti)] = Track(beacon: tracks[Int(ti)].beacon, window: Track.never)
+                freeTracks.append(ti)
+            }
+            deviceTracks[i] = []
         }
+        if i < deviceZones.count {
+            for z in deviceZones[i] {
+                let key = UInt64(UInt32(bitPattern: d)) << 32 | UInt64(UInt32(bitPattern: zoneKeys[Int(z)].region))
+                zoneSlots[key] = nil
+                zones[Int(z)] = Zone()
+                zoneKeys[Int(z)] = (-1, -1)
+                freeZones.append(z)
+            }
+            deviceZones[i] = []
+        }
+        if i < devicePositionedZones.count { devicePositionedZones[i] = [] }
+        if i < fusedPositions.count { fusedPositions[i] = nil }
     }
 }
