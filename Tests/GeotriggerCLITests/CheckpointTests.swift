@@ -63,10 +63,12 @@ struct CheckpointTests {
                       "--until", "1700000400"] + inputs)
     }
 
-    @Test("killed with SIGKILL at random moments, then run again: the same bytes as one run", arguments: [1, 2])
-    func killAnywhere(jobs: Int) throws {
+    @Test("killed with SIGKILL at random moments, then run again: the same bytes as one run",
+          arguments: [["--jobs", "1"], ["--jobs", "2"], ["--expire", "20"]])
+    func killAnywhere(options: [String]) throws {
         let (dir, mixed) = try Self.mixedArguments()
-        let arguments = mixed + ["--jobs", "\(jobs)"]
+        let arguments = mixed + options
+        let jobs = options == ["--jobs", "2"] ? 2 : 1
         let reference = Files(dir, "reference")
         let began = Date()
         let r = try CLI.run(arguments + reference.arguments)
@@ -74,11 +76,12 @@ struct CheckpointTests {
         #expect(r.status == 0, "\(r.stderr)")
         let expected = reference.outcome(stderr: r.stderr)
         #expect(expected.events.contains("\"deliver\"") && expected.events.contains("\"dwell\""))
+        if options.contains("--expire") { #expect(expected.events.contains("\"reason\":\"expired\"")) }
 
         let interrupted = Files(dir, "interrupted")
         let checkpoints = dir.appendingPathComponent("checkpoints")
         let stderr = dir.appendingPathComponent("stderr")
-        var rng = SplitMix(seed: 23 &+ UInt64(jobs))
+        var rng = SplitMix(seed: 23 &+ UInt64(jobs) &+ UInt64(options.count))
         var kills = 0, finished: Process?
         for attempt in 0..<80 {
             let p = try Self.start(arguments + interrupted.arguments + ["--checkpoint", checkpoints.path,
