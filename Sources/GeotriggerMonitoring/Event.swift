@@ -34,15 +34,20 @@ public struct RegionEvent: Sendable {
     /// enum, not its name, so that the event holds no reference: copying one (every event is
     /// handed on a few times) then costs no reference counting.
     public var proximity: Proximity?
-    /// For beacon exits: why the visit ended.
+    /// For beacon exits, and exits of a region removed or replaced live: why the visit ended.
+    /// Nil for a geographic exit decided by a fix (the event carries no `reason`).
     public var reason: ExitReason?
 
-    /// Why a beacon-region visit ended.
+    /// Why a visit ended (written as the exit's `reason`).
     public enum ExitReason: String, Sendable {
         /// Every matching beacon was estimated beyond the zone (with hysteresis).
         case distance
         /// No qualifying sighting for `--beacon-exit` seconds.
         case silence
+        /// A `removeRegion` record removed the region: stamped at the record's time.
+        case removed
+        /// An `addRegion` record replaced the region (same id): stamped at the record's time.
+        case replaced
     }
 
     public init(kind: Kind, t: Double, device: Int32, region: Int32, distance: Double = .nan, enteredAt: Double = .nan) {

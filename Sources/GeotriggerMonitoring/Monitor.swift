@@ -184,7 +184,7 @@ public final class Monitor: TimerOwner {
     }
 
     /// The index's given positions when it reordered its regions (then events are held), or nil.
-    let givenPositions: [Int32]?
+    @exclusivity(unchecked) var givenPositions: [Int32]?
     /// Whether events are held until the fix is done (the index reordered its regions).
     let holdsEvents: Bool
     @exclusivity(unchecked) var held = PodList<HeldEvent>()
@@ -214,9 +214,9 @@ public final class Monitor: TimerOwner {
 
     /// Per region, a bit per event kind its `notifyOnEntry` / `notifyOnExit` turn off. As with
     /// Core Location's flags, the state is still tracked; only the event is not reported.
-    let silenced: [UInt8]
+    @exclusivity(unchecked) var silenced: [UInt8]
     /// Whether any region silences an event kind (most sets do not, and then no lookup is made).
-    let anySilenced: Bool
+    @exclusivity(unchecked) var anySilenced: Bool
 
     public init(index: RegionIndex, options: MonitorOptions = MonitorOptions(), devices: DeviceTable = DeviceTable()) {
         precondition(index.regions.count <= VisitList.maxRegions, "more than 2^30 regions")
@@ -224,10 +224,7 @@ public final class Monitor: TimerOwner {
         self.options = options
         self.devices = devices
         states = Self.allocateStates(0)
-        silenced = index.regions.map { region in
-            (region.notifyOnEntry ? 0 : 1 << RegionEvent.Kind.enter.rawValue) |
-                (region.notifyOnExit ? 0 : 1 << RegionEvent.Kind.exit.rawValue)
-        }
+        silenced = index.regions.map(Self.silencedKinds)
         anySilenced = silenced.contains { $0 != 0 }
         givenPositions = index.givenPositions
         holdsEvents = index.givenPositions != nil
@@ -245,6 +242,52 @@ public final class Monitor: TimerOwner {
         newNear.free()
         held.free()
         batch.free()
+    }
+
+    /// The event kinds a region's `notifyOnEntry` / `notifyOnExit` turn off, a bit each.
+    static func silencedKinds(_ region: Region) -> UInt8 {
+        (region.notifyOnEntry ? 0 : 1 << RegionEvent.Kind.enter.rawValue) |
+            (region.notifyOnExit ? 0 : 1 << RegionEvent.Kind.exit.rawValue)
+    }
+
+    // MARK: Live regions (SPEC §7)
+
+    /// Region `r` was added to the index (`RegionIndex.append`): its flags, its given position,
+    /// and every device's neighbourhood dropped, so that the next fix of each asks the index.
+    public func regionAdded(_ r: Int32) {
+        precondition(Int(r) == silenced.count && Int(r) < index.count)
+        let kinds = Self.silencedKinds(index.regions[Int(r)])
+        silenced.append(kinds)
+        if kinds != 0 { anySilenced = true }
+        if givenPositions != nil { givenPositions = index.givenPositions }
+        invalidateNeighbourhoods()
+    }
+
+    /// Ends every visit of region `r` with an exit stamped `t` and `reason` (`.removed`,
+    /// `.replaced`), devices in id order (first seen first), and drops every device's
+    /// neighbourhood: no cached clearance or neighbourhood entry names `r` again. Its dwell timers
+    /// find no visit and fire nothing. The caller then removes `r` from the index.
+    public func endVisits(of r: Int32, at t: Double, reason: RegionEvent.ExitReason) {
+        for slot in 0..<stateCount {
+            guard let k = states[slot].visits.index(of: r) else { continue }
+            let visit = states[slot].visits[k]
+            states[slot].visits.remove(at: k)
+            let enteredAt = entryTimes.time(visit.code)
+            entryTimes.release(visit.code)
+            emit(RegionEvent(kind: .exit, t: t, device: Int32(slot), region: r, distance: .nan, enteredAt: enteredAt,
+                             beacon: nil, proximity: nil, reason: reason))
+        }
+        invalidateNeighbourhoods()
+    }
+
+    /// Every device's next fix (that counts) is evaluated and takes a new neighbourhood: its
+    /// skip distance and neighbourhood go (the same state a checkpoint's restore leaves). One
+    /// pass over the devices per region change; nothing on the per-fix path.
+    func invalidateNeighbourhoods() {
+        for slot in 0..<stateCount {
+            states[slot].reach = 0
+            states[slot].safeAngle = 0
+        }
     }
 
     static func allocateStates(_ capacity: Int) -> UnsafeMutablePointer<DeviceState> {
