@@ -256,6 +256,9 @@ final class ReplayJob {
             case .sighting:
                 _ = applier.sighting(device: d, t: item.t, beacon: item.beacon, rssi: item.rssi, tx: item.tx)
             case .control:
+                // The batch's events carry their own fixes' numbers; this record's, its own.
+                applier.flush()
+                seq = item.seq
                 let control = batch.controls[Int(item.control)]
                 if let (reason, detail) = control.line.withUnsafeBytes({
                     applier.control(device: d, t: item.t, op: control.op, line: $0)
@@ -266,6 +269,8 @@ final class ReplayJob {
             case .tick:
                 applier.tick(to: item.t)
             case .region:
+                applier.flush()
+                seq = item.seq
                 let control = batch.controls[Int(item.control)]
                 if let (reason, detail) = control.line.withUnsafeBytes({
                     applier.regionRecord(op: control.op, t: item.t, line: $0)
