@@ -389,7 +389,19 @@ public final class RegionIndex {
         removed[Int(r)] = true
         overlay.removeAll { $0.region == r }
         polygons[r] = nil
+        // Never inside again, decided without a test of its own (clearance 0, as a polygon's):
+        // a device's neighbourhood taken before the removal may still retest it until it is
+        // taken again, and finds it outside.
+        var entry = HotCircle.none
+        entry.slot = -2
+        entry.given = hot[Int(r)].given
+        hot[Int(r)] = entry
         hasLiveChanges = true
+    }
+
+    /// The envelopes of a region added live (two where it crosses the antimeridian), degrees.
+    public func envelopes(ofAdded r: Int32) -> [(minX: Double, minY: Double, maxX: Double, maxY: Double)] {
+        overlay.filter { $0.region == r }.map { ($0.minX, $0.minY, $0.maxX, $0.maxY) }
     }
 
     /// Whether region `r` was removed live.

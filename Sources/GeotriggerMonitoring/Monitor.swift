@@ -253,20 +253,51 @@ public final class Monitor: TimerOwner {
     // MARK: Live regions (SPEC §7)
 
     /// Region `r` was added to the index (`RegionIndex.append`): its flags, its given position,
-    /// and every device's neighbourhood dropped, so that the next fix of each asks the index.
+    /// and the neighbourhoods that may reach it dropped, so that the next fix of each such
+    /// device asks the index (and may enter it).
     public func regionAdded(_ r: Int32) {
         precondition(Int(r) == silenced.count && Int(r) < index.count)
         let kinds = Self.silencedKinds(index.regions[Int(r)])
         silenced.append(kinds)
         if kinds != 0 { anySilenced = true }
         if givenPositions != nil { givenPositions = index.givenPositions }
-        invalidateNeighbourhoods()
+        // Only devices whose neighbourhood, or skip distance, may reach the new region's
+        // envelope lose them: their next fix asks the index again and finds it.
+        let boxes = index.envelopes(ofAdded: r)
+        for slot in 0..<stateCount where states[slot].reach > 0 || states[slot].safeAngle > 0 {
+            let s = states[slot]
+            if s.reach > 0 && Self.mayReach(boxes, phi: s.centrePhi, lambda: s.centreLambda, metres: Double(s.reach))
+                || s.safeAngle > 0 && Self.mayReach(boxes, phi: s.anchorPhi, lambda: s.anchorLambda,
+                                                     metres: Double(s.safeAngle) * GeodesicCircle.maxCurvatureRadius) {
+                states[slot].reach = 0
+                states[slot].safeAngle = 0
+            }
+        }
+    }
+
+    /// Whether a point (radians) within `metres` of (`phi`, `lambda`) may lie in one of `boxes`
+    /// (degrees): the point's box of degrees that certainly covers `metres`, as
+    /// `RegionIndex.candidates(around:metres:)` makes it, meets one of them; true wherever such a
+    /// box would near a pole or the antimeridian.
+    static func mayReach(_ boxes: [(minX: Double, minY: Double, maxX: Double, maxY: Double)], phi: Double, lambda: Double,
+                         metres: Double) -> Bool {
+        let lat = phi * (180 / Double.pi), lon = lambda * (180 / Double.pi)
+        let dLat = metres / 110_000
+        let poleward = abs(lat) + dLat
+        guard poleward < 89 else { return true }
+        let dLon = metres / (111_000 * cos(poleward * .pi / 180))
+        guard lon - dLon > -180, lon + dLon < 180 else { return true }
+        return boxes.contains { b in
+            b.minY <= lat + dLat && b.maxY >= lat - dLat && b.minX <= lon + dLon && b.maxX >= lon - dLon
+        }
     }
 
     /// Ends every visit of region `r` with an exit stamped `t` and `reason` (`.removed`,
-    /// `.replaced`), devices in id order (first seen first), and drops every device's
-    /// neighbourhood: no cached clearance or neighbourhood entry names `r` again. Its dwell timers
-    /// find no visit and fire nothing. The caller then removes `r` from the index.
+    /// `.replaced`), devices in id order (first seen first); their neighbourhoods, which hold `r`
+    /// as visited, are dropped. Its dwell timers find no visit and fire nothing. The caller then
+    /// removes `r` from the index, which makes it never inside: other devices' neighbourhoods
+    /// that still hold it retest it as outside, and removing a region only moves boundaries
+    /// away, so their skip distances stay lower bounds.
     public func endVisits(of r: Int32, at t: Double, reason: RegionEvent.ExitReason) {
         for slot in 0..<stateCount {
             guard let k = states[slot].visits.index(of: r) else { continue }
@@ -274,21 +305,14 @@ public final class Monitor: TimerOwner {
             states[slot].visits.remove(at: k)
             let enteredAt = entryTimes.time(visit.code)
             entryTimes.release(visit.code)
+            // Its neighbourhood holds `r` as visited: taken again at its next fix.
+            states[slot].reach = 0
+            states[slot].safeAngle = 0
             emit(RegionEvent(kind: .exit, t: t, device: Int32(slot), region: r, distance: .nan, enteredAt: enteredAt,
                              beacon: nil, proximity: nil, reason: reason))
         }
-        invalidateNeighbourhoods()
     }
 
-    /// Every device's next fix (that counts) is evaluated and takes a new neighbourhood: its
-    /// skip distance and neighbourhood go (the same state a checkpoint's restore leaves). One
-    /// pass over the devices per region change; nothing on the per-fix path.
-    func invalidateNeighbourhoods() {
-        for slot in 0..<stateCount {
-            states[slot].reach = 0
-            states[slot].safeAngle = 0
-        }
-    }
 
     static func allocateStates(_ capacity: Int) -> UnsafeMutablePointer<DeviceState> {
         UnsafeMutableRawPointer.allocate(byteCount: max(1, capacity) * MemoryLayout<DeviceState>.stride, alignment: 64)
