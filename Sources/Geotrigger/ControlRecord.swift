@@ -43,6 +43,8 @@ enum ControlRecord {
             if scheduler.push(id: id, content: content, device: d, at: t) == .unknownRequest {
                 return "push for \"\(id)\": no pending push request has that id and the record has no content"
             }
+        case .addRegion, .removeRegion:
+            return "a region record is device-less (Engine.regionRecord)"
         }
         return nil
     }

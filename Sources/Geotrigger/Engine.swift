@@ -8,6 +8,12 @@ import GeotriggerScheduling
 public protocol EngineOutput: AnyObject {
     func regionEvent(_ event: RegionEvent)
     func delivery(_ delivery: Delivery)
+    /// A region was added live (`Engine.addRegion`) as number `number`, before any event names it.
+    func regionAdded(_ region: Region, number: Int32)
+}
+
+extension EngineOutput {
+    public func regionAdded(_ region: Region, number: Int32) {}
 }
 
 /// An output that reads a table entry per region for each region event (the event writer's
@@ -54,7 +60,7 @@ public final class Engine {
         }
     }
     /// `output`, called without reference counting on the per-event path.
-    private let outputReference = HeldReference<any EngineOutput>()
+    let outputReference = HeldReference<any EngineOutput>()
     private let relay = Relay()
     /// Whether any region is a beacon region (whose fix events go to the beacon monitor).
     private let hasBeaconRegions: Bool
@@ -68,6 +74,11 @@ public final class Engine {
     @exclusivity(unchecked) private var readingDevice: Int32 = -1
     /// Devices forgotten so far (`--expire`), for the summary.
     @exclusivity(unchecked) public private(set) var expiredDevices = 0
+    /// Region ids as live changes left them (`addRegion`, `removeRegion`), and the scheduler's key
+    /// per region.
+    let names: LiveRegionNames
+    /// The region records applied so far, in order: a checkpoint re-applies them on restore.
+    @exclusivity(unchecked) var regionChanges: [RegionChange] = []
 
     /// Where in the clock order the engine is, for an output that interleaves several engines
     /// (`replay --jobs`): what is being emitted and, for a timer, which one.
@@ -115,10 +126,11 @@ public final class Engine {
         beaconOptions.dwell = options.dwell
         beacons = BeaconMonitor(regions: index.regions, options: beaconOptions)
         hasBeaconRegions = !beacons.isEmpty
-        let ids = RegionIDTable(regions: index.regions)
+        let names = LiveRegionNames(base: RegionIDTable(regions: index.regions), baseCount: index.count)
+        self.names = names
         expiry = DeviceExpiry(seconds: options.expire, devices: monitor.devices, monitor: monitor)
         expires = expiry.isOn
-        scheduler = try Scheduler(requests: requests, regionKey: { ids.region($0) }, devices: monitor.devices)
+        scheduler = try Scheduler(requests: requests, regionKey: { names.key($0) }, devices: monitor.devices)
         relay.engine = Unmanaged.passUnretained(self)
         monitor.sink = relay
         beaconRelay.engine = Unmanaged.passUnretained(self)
@@ -214,6 +226,21 @@ public final class Engine {
             advance(to: now)
             phase = .reading
         }
+        return result
+    }
+
+    /// A device-less reading at `t` (a region record): timers due before `t` fire, `apply` runs,
+    /// then the clock moves to `t` (never back) and timers due by then fire, as for any reading.
+    func deviceless<R>(t: Double, _ apply: () -> R) -> R {
+        if !nothingDue(before: t) {
+            phase = .timersBefore
+            fireTimers(before: t)
+            phase = .reading
+        }
+        let result = apply()
+        phase = .timersAfter
+        advance(to: max(clock, t))
+        phase = .reading
         return result
     }
 
@@ -348,8 +375,10 @@ public final class Engine {
     fileprivate func report(_ e: RegionEvent) {
         outputReference.call { $0.regionEvent(e) }
         onEvent?(e)
-        if e.kind != .dwell {
-            scheduler.handleRegionEvent(device: e.device, region: e.region, entry: e.kind == .enter, at: e.t)
+        // A region removed or replaced stops being monitored: as when an iOS app calls
+        // `stopMonitoring(for:)`, nothing is delivered for the visit it ends.
+        if e.kind != .dwell && e.reason != .removed && e.reason != .replaced {
+            scheduler.handleRegionEvent(device: e.device, region: names.key(of: e.region), entry: e.kind == .enter, at: e.t)
         }
     }
 
@@ -377,6 +406,7 @@ extension Engine {
     /// built from the same ones (`restoreSnapshot`).
     public func writeSnapshot(to w: inout SnapshotWriter) {
         w.tag("engine")
+        writeRegionChanges(to: &w)
         devices.writeSnapshot(to: &w)
         monitor.writeSnapshot(to: &w)
         beacons.writeSnapshot(to: &w)
@@ -389,6 +419,7 @@ extension Engine {
     public func restoreSnapshot(from r: inout SnapshotReader) throws(SnapshotError) {
         guard devices.count == 0 else { throw SnapshotError("restoring into an engine that has read already") }
         try r.expect("engine")
+        try restoreRegionChanges(from: &r)
         let table = try DeviceTable.readSnapshot(from: &r)
         let free = Set(table.free)
         for (id, (name, rank)) in table.devices.enumerated() {
@@ -401,6 +432,9 @@ extension Engine {
         devices.restoreRemovals(free: table.free, nextRank: table.nextRank)
         try monitor.restoreSnapshot(from: &r)
         try beacons.restoreSnapshot(from: &r)
+        // Requests stored before a region was removed still name it.
+        names.includesRemoved = true
+        defer { names.includesRemoved = false }
         try scheduler.restoreSnapshot(from: &r)
         try expiry.restoreSnapshot(from: &r)
     }

@@ -6,10 +6,11 @@ import GeotriggerScheduling
 public final class EventWriter: RegionEventTableReader {
     public let output: OutputFile
     let devices: DeviceTable
-    /// The index's regions, shared (not copied): events name them by `id`.
-    let regions: [Region]
+    /// The index's regions, shared (not copied): events name them by `id`. Those added live are
+    /// appended (`regionAdded`).
+    @exclusivity(unchecked) private(set) var regions: [Region]
     /// Serialised `properties` per region, when `--echo-properties` is on.
-    let echoedProperties: [String?]?
+    @exclusivity(unchecked) private(set) var echoedProperties: [String?]?
     /// Events written by kind: enter, exit, dwell (a tuple: counting needs no array uniqueness check).
     @exclusivity(unchecked) private var kindCounts = (0, 0, 0)
     /// Events written by kind, in `RegionEvent.Kind` order.
@@ -28,7 +29,9 @@ public final class EventWriter: RegionEventTableReader {
 
     /// Each region's id as a JSON string literal, quotes included, in a 16-byte slot of its own
     /// (`IDSlots`): the plain event copies it without touching the region's `String`.
-    let ids: IDSlots
+    @exclusivity(unchecked) private(set) var ids: IDSlots
+    /// Whether `ids` is this writer's own (made by `regionAdded`), not the run's shared table.
+    private var ownsIDs = false
 
     /// `ids`, when given, must be `IDSlots(regions:)` of these regions (the replay makes them while
     /// it loads the regions and shares them with its jobs); otherwise they are made here.
@@ -48,6 +51,20 @@ public final class EventWriter: RegionEventTableReader {
     /// The id slots: the monitor prefetches a region's as soon as it decides an event for it.
     var regionEventTable: (base: UnsafeRawPointer, stride: Int) {
         (UnsafeRawPointer(ids.slots), IDSlots.stride)
+    }
+
+    /// A region added live: its id and properties join the tables, before any event names it.
+    /// The shared id table is copied the first time (every job has its own writer), then grows
+    /// in place, doubling.
+    public func regionAdded(_ region: Region, number: Int32) {
+        precondition(Int(number) == regions.count)
+        regions.append(region)
+        echoedProperties?.append(region.properties.map { $0.serialized() })
+        if !ownsIDs || ids.capacity == Int(number) {
+            ids = IDSlots(copying: ids, count: Int(number), capacity: max(64, 2 * Int(number)))
+            ownsIDs = true
+        }
+        ids.set(Int(number), region.id)
     }
 
     public func regionEvent(_ e: RegionEvent) {
@@ -169,25 +186,50 @@ public final class EventWriter: RegionEventTableReader {
 final class IDSlots: @unchecked Sendable {
     static let stride = 16
     let slots: UnsafeMutablePointer<UInt8>
+    /// Slots allocated (every one of them zeroed or written).
+    let capacity: Int
 
     /// The regions' ids: a part of loading the regions, made with the index.
     convenience init(regions: [Region]) { self.init(regions.lazy.map(\.id)) }
 
     init<S: Collection>(_ strings: S) where S.Element == String {
         let n = max(1, strings.count)
+        capacity = n
         slots = UnsafeMutableRawPointer.allocate(byteCount: n * Self.stride, alignment: 64)
             .bindMemory(to: UInt8.self, capacity: n * Self.stride)
         slots.initialize(repeating: 0, count: n * Self.stride)
         let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: 6 * 16 + 2)
         defer { scratch.deallocate() }
-        for (k, s) in strings.enumerated() where s.utf8.count <= 16 {
-            var cursor = RecordCursor(scratch)
-            cursor.putJSONString(s)
-            let length = cursor.p - scratch
-            guard length < Self.stride else { continue }
-            slots[k * Self.stride] = UInt8(length)
-            (slots + k * Self.stride + 1).initialize(from: scratch, count: length)
-        }
+        for (k, s) in strings.enumerated() { set(k, s, scratch: scratch) }
+    }
+
+    /// A copy of `other`'s first `count` slots, with room for `capacity` (the rest zeroed).
+    init(copying other: IDSlots, count: Int, capacity: Int) {
+        precondition(capacity >= count && count <= other.capacity)
+        self.capacity = capacity
+        slots = UnsafeMutableRawPointer.allocate(byteCount: capacity * Self.stride, alignment: 64)
+            .bindMemory(to: UInt8.self, capacity: capacity * Self.stride)
+        slots.initialize(from: other.slots, count: count * Self.stride)
+        (slots + count * Self.stride).initialize(repeating: 0, count: (capacity - count) * Self.stride)
+    }
+
+    /// Writes string `k`'s slot (left 0 when its literal does not fit). Only while no other
+    /// thread reads the table: as it is made, or by the one writer that owns a copy.
+    func set(_ k: Int, _ s: String) {
+        let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: 6 * 16 + 2)
+        defer { scratch.deallocate() }
+        set(k, s, scratch: scratch)
+    }
+
+    private func set(_ k: Int, _ s: String, scratch: UnsafeMutablePointer<UInt8>) {
+        precondition(k < capacity)
+        guard s.utf8.count <= 16 else { return }
+        var cursor = RecordCursor(scratch)
+        cursor.putJSONString(s)
+        let length = cursor.p - scratch
+        guard length < Self.stride else { return }
+        slots[k * Self.stride] = UInt8(length)
+        (slots + k * Self.stride + 1).initialize(from: scratch, count: length)
     }
 
     deinit { slots.deallocate() }

@@ -101,6 +101,17 @@ final class ReadingApplier {
         return nil
     }
 
+    /// A device-less region record (`addRegion`, `removeRegion`: `Engine.regionRecord`), its JSON
+    /// line given whole; the reason (and what was wrong) when it is rejected. Counted with the
+    /// control records.
+    func regionRecord(op: ControlOp, t: Double, line: UnsafeRawBufferPointer) -> (RejectReason, String?)? {
+        flush()
+        defer { batching = engine.batchesFixes }
+        if let problem = engine.regionRecord(op, line: line, t: t) { return (.badControl, problem) }
+        counts.controls += 1
+        return nil
+    }
+
     /// Another job's reading moved the stream clock to `t` (`Engine.tick`).
     func tick(to t: Double) {
         flush()

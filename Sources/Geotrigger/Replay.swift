@@ -389,6 +389,14 @@ public final class Replay {
                 try reject(reason, line: source.rejectedLine)
             case .reading:
                 let r = source.current
+                if r.kind == .control && r.op.isRegionChange {
+                    if let (reason, detail) = applier.regionRecord(op: r.op, t: r.t, line: r.line) {
+                        try reject(reason, detail: detail, line: r.line)
+                    }
+                    if let failure = writer.failure { throw ReplayError.io(failure.description) }
+                    loop.sinceProgress += 1
+                    continue readLoop
+                }
                 let d = applier.device(r.device)
                 switch r.kind {
                 case .fix:

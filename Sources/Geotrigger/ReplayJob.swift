@@ -8,6 +8,8 @@ import GeotriggerScheduling
 struct JobItem {
     enum Kind: UInt8 {
         case fix, sighting, control, tick
+        /// A device-less region record (`addRegion`, `removeRegion`), sent to every job.
+        case region
     }
 
     var kind: Kind
@@ -27,7 +29,7 @@ struct JobItem {
         set { longitude = newValue }
     }
     var beacon = BeaconID()
-    /// Control record: its index in the batch's `controls`.
+    /// Control or region record: its index in the batch's `controls`.
     var control: Int32 = -1
 }
 
@@ -204,6 +206,7 @@ final class ReplayJob {
         init(job: ReplayJob) { self.job = job }
         func regionEvent(_ event: RegionEvent) { job.regionEvent(event) }
         func delivery(_ delivery: Delivery) { job.delivery(delivery) }
+        func regionAdded(_ region: Region, number: Int32) { job.writer.regionAdded(region, number: number) }
         var regionEventTable: (base: UnsafeRawPointer, stride: Int) { job.writer.regionEventTable }
     }
 
@@ -238,7 +241,7 @@ final class ReplayJob {
         if batchSeqs.count < globalOf.count { batchSeqs.append(contentsOf: repeatElement(0, count: globalOf.count - batchSeqs.count)) }
         applier.resume()
         for item in batch.items {
-            let d = item.kind == .tick ? -1 : localOf[Int(item.device)]
+            let d = item.kind == .tick || item.kind == .region ? -1 : localOf[Int(item.device)]
             // Events tagged with `seq`, unless they come from the applier's batch: those carry
             // their own fix's number (`batchSeqs`, set once the fix has joined the batch).
             seq = item.seq
@@ -253,6 +256,9 @@ final class ReplayJob {
             case .sighting:
                 _ = applier.sighting(device: d, t: item.t, beacon: item.beacon, rssi: item.rssi, tx: item.tx)
             case .control:
+                // The batch's events carry their own fixes' numbers; this record's, its own.
+                applier.flush()
+                seq = item.seq
                 let control = batch.controls[Int(item.control)]
                 if let (reason, detail) = control.line.withUnsafeBytes({
                     applier.control(device: d, t: item.t, op: control.op, line: $0)
@@ -262,6 +268,16 @@ final class ReplayJob {
                 }
             case .tick:
                 applier.tick(to: item.t)
+            case .region:
+                applier.flush()
+                seq = item.seq
+                let control = batch.controls[Int(item.control)]
+                if let (reason, detail) = control.line.withUnsafeBytes({
+                    applier.regionRecord(op: control.op, t: item.t, line: $0)
+                }), job == 0 {
+                    rejections.append(PendingRejection(seq: item.seq, reason: reason, detail: detail,
+                                                       place: control.place, line: control.line, byJob: true))
+                }
             }
         }
         applier.flush()
@@ -278,7 +294,10 @@ final class ReplayJob {
     private func tag(device: Int32) {
         let end = memory.count
         if engine.phase == .reading {
-            tags.append(JobTag(seq: seq, phase: Engine.Phase.reading.rawValue, source: 0, due: 0, rank: 0, end: end))
+            // The device's rank orders the events of one record across jobs: only a region record
+            // (every job's devices at once, in first-seen order) has events of several devices.
+            tags.append(JobTag(seq: seq, phase: Engine.Phase.reading.rawValue, source: 0, due: 0,
+                               rank: UInt64(globalOf[Int(device)]), end: end))
         } else {
             tags.append(JobTag(seq: seq, phase: engine.phase.rawValue, source: engine.firingSource.rawValue, due: engine.firingDue,
                                rank: UInt64(globalOf[Int(device)]), end: end))

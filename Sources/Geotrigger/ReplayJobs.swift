@@ -157,6 +157,23 @@ extension Replay {
             case .reading:
                 rd.seq += 1
                 let r = merged.current
+                if r.kind == .control && r.op.isRegionChange {
+                    // A region record reaches every job at its place in the input: each applies it
+                    // to its own index and devices (job 0 reports it if it is refused; every job
+                    // decides alike). It moves the stream clock as any reading does.
+                    if config.strict { snapshots[rd.seq] = tally }
+                    let control = JobControl(op: r.op, line: Array(r.line),
+                                             place: "\(merged.currentSource.sourceName):\(merged.currentSource.lineNumber)")
+                    for k in 0..<jobs {
+                        var item = JobItem(kind: .region, seq: rd.seq, t: r.t)
+                        item.control = Int32(rd.batches[k].controls.count)
+                        rd.batches[k].controls.append(control)
+                        rd.batches[k].items.append(item)
+                    }
+                    rd.clock = max(rd.clock, r.t)
+                    tally.controls += 1
+                    break
+                }
                 guard let (g, j) = rd.route(r.device, t: r.t) else {
                     if !reject(.outOfOrder, source: merged.currentSource, line: r.line) { break readLoop }
                     break

@@ -40,7 +40,7 @@ struct GeoJSONRegionReader {
         return regions
     }
 
-    private func readFeature(_ value: JSONValue, index: Int) throws(RegionFileError) -> Region {
+    func readFeature(_ value: JSONValue, index: Int) throws(RegionFileError) -> Region {
         guard case .object(let feature) = value else {
             throw fail("feature must be an object, not \(value.kindDescription)", index)
         }

@@ -34,6 +34,13 @@ public enum RegionFile {
         }
     }
 
+    /// One GeoJSON Feature, read and checked as a feature of a regions file is (the same reasons;
+    /// a polygon's validity is the index's to check): an `addRegion` record's `region` (SPEC §7).
+    /// The error names no file or feature index.
+    public static func parseFeature(_ value: JSONValue) throws(RegionFileError) -> Region {
+        try GeoJSONRegionReader(file: "").readFeature(value, index: 0)
+    }
+
     /// `.geojson` or `.csv`, never `.auto`.
     public static func detectFormat(fileName: String, bytes: [UInt8]) -> Format {
         let lowercased = fileName.lowercased()

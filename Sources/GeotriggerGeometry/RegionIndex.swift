@@ -74,19 +74,47 @@ public final class RegionIndex {
         case none
     }
 
-    public let regions: [Region]
+    /// Every region, by number: those of `init`, then those added live (`append`), removed ones
+    /// included (`isRemoved`).
+    @exclusivity(unchecked) public private(set) var regions: [Region]
     /// Per region, its position in the array given to `init`, when `regions` is in another order
     /// (`RegionOrder.spatial`, `.reordered`); nil when it is in the given order. 4 bytes a region.
-    public let givenPositions: [Int32]?
-    /// Per circle, its center and radii: what Karney's distance needs where the chord bound of
-    /// the `hot` table leaves a point open (a few micrometres around the boundary), and what
-    /// inspection reads. Owned here. Full `GeodesicCircle`s are made on demand (`circle(_:)`).
-    @usableFromInline let slow: UnsafeMutablePointer<CircleCore>
-    /// Per region, what the hot path reads of its circle (`HotCircle.none` for other shapes): one
-    /// 64-byte-aligned cache line each, so a test costs at most one miss. Owned here.
-    @usableFromInline let hot: UnsafeMutablePointer<HotCircle>
+    /// A region added live takes its own number as its given position (after every other).
+    @exclusivity(unchecked) public private(set) var givenPositions: [Int32]?
+    /// The tables the hot path reads, behind a pointer that never changes: they grow when regions
+    /// are added live, and a read through a `let` pointer takes no exclusivity check (a class's
+    /// `var` read from another module's inlined code would, at every test).
+    @usableFromInline struct Tables {
+        /// Per region, what the hot path reads of its circle (`HotCircle.none` for other shapes):
+        /// one 64-byte-aligned cache line each, so a test costs at most one miss.
+        @usableFromInline var hot: UnsafeMutablePointer<HotCircle>
+        @usableFromInline var count: Int
+        var capacity: Int
+        /// Per circle, its center and radii: what Karney's distance needs where the chord bound of
+        /// the `hot` table leaves a point open (a few micrometres around the boundary), and what
+        /// inspection reads. Full `GeodesicCircle`s are made on demand (`circle(_:)`).
+        var slow: UnsafeMutablePointer<CircleCore>
+        var circles: Int
+        var slowCapacity: Int
+    }
+    /// Owned here, as are the tables it points to.
+    @usableFromInline let tables: UnsafeMutablePointer<Tables>
+    @inlinable var hot: UnsafeMutablePointer<HotCircle> { @inline(__always) get { tables.pointee.hot } }
+    @usableFromInline var slow: UnsafeMutablePointer<CircleCore> { @inline(__always) get { tables.pointee.slow } }
     /// The prepared polygons, by region.
-    let polygons: [Int32: GEOSPreparedGeometry]
+    @exclusivity(unchecked) var polygons: [Int32: GEOSPreparedGeometry]
+    /// The margin circles added live get (as those of `init`).
+    let hysteresis: Hysteresis
+    /// Live changes (SPEC §7): the trees stay as built; regions added since are kept in
+    /// `overlay` (their envelopes, ascending by region, scanned by every query), and removed
+    /// ones are dropped from the trees' answers. Nothing of this is read until the first change.
+    @exclusivity(unchecked) public private(set) var hasLiveChanges = false
+    @exclusivity(unchecked) private var overlay: [(minX: Double, minY: Double, maxX: Double, maxY: Double, region: Int32)] = []
+    @exclusivity(unchecked) private var removed: [Bool] = []
+    /// Regions added live (`append`).
+    @exclusivity(unchecked) public private(set) var addedCount = 0
+    /// The amended answer of a query once regions have changed; owned here.
+    @exclusivity(unchecked) private var amended = PodList<Int32>()
     /// Whether any region is a polygon (its tests go through GEOS and the one query point).
     public var hasPolygons: Bool { !polygons.isEmpty }
     let context: GEOSContext
@@ -105,6 +133,7 @@ public final class RegionIndex {
     public init(regions: consuming [Region], hysteresis: Hysteresis = .automatic, tree kind: SpatialIndexKind = .packed,
                 order: RegionOrder = .given, context: GEOSContext = GEOSContext()) throws {
         self.context = context
+        self.hysteresis = hysteresis
         var slots: [Int32] = []
         slots.reserveCapacity(regions.count)
         // One slot and one hot entry per region, filled in region order, and a slow line per
@@ -246,8 +275,9 @@ public final class RegionIndex {
         }
         self.regions = regions
         self.givenPositions = givenPositions
-        self.slow = slow
-        self.hot = hot
+        tables = UnsafeMutablePointer<Tables>.allocate(capacity: 1)
+        tables.initialize(to: Tables(hot: hot, count: regions.count, capacity: max(1, regions.count), slow: slow,
+                                     circles: circles, slowCapacity: max(1, regions.count)))
         self.polygons = preparedPolygons
         switch kind {
         case .packed:
@@ -267,10 +297,134 @@ public final class RegionIndex {
         hot.deinitialize(count: count)
         UnsafeMutableRawPointer(hot).deallocate()
         slow.deallocate()
+        tables.deinitialize(count: 1)
+        tables.deallocate()
+        amended.free()
         if let queryPoint { GEOSGeom_destroy_r(context.handle, queryPoint) }
     }
 
-    @inlinable public var count: Int { regions.count }
+    /// Regions by number, removed ones included.
+    @inlinable public var count: Int { tables.pointee.count }
+
+    // MARK: Live changes
+
+    /// Adds `region` (a circle or a polygon; not a beacon region) as the next region number, which
+    /// the trees do not hold: it joins the overlay every query also scans. Throws, changing
+    /// nothing, when a polygon is invalid (GEOS's reason, as `init` gives it).
+    public func append(_ region: Region) throws(RegionFileError) -> Int32 {
+        let r = Int32(count)
+        var boxes = PackedRTree.Builder(capacity: 2)
+        var entry = HotCircle.none
+        var core: CircleCore?
+        var prepared: GEOSPreparedGeometry?
+        switch region.shape {
+        case .circle(let center, let radius):
+            let circle = GeodesicCircle(center: center, radius: radius,
+                                        exitRadius: radius + hysteresis.margin(forRadius: radius))
+            boxes.append(circle, item: Int(r))
+            entry = circle.hot
+            core = circle.core
+        case .beacon:
+            throw RegionFileError(file: "", id: region.id, reason: "a beacon region cannot be added live")
+        case .polygons(let polygons):
+            let geometry: GEOSGeometry
+            do {
+                geometry = try GEOSGeometry(context: context, polygons: polygons)
+            } catch {
+                throw RegionFileError(file: "", id: region.id, reason: "invalid polygon: \(error)")
+            }
+            if let why = geometry.invalidityReason() {
+                throw RegionFileError(file: "", id: region.id, reason: "invalid polygon: \(why)")
+            }
+            let b = geometry.bounds()
+            boxes.append(minX: b.minX, minY: b.minY, maxX: b.maxX, maxY: b.maxY, item: r)
+            do { prepared = try GEOSPreparedGeometry(geometry) } catch {
+                throw RegionFileError(file: "", id: region.id, reason: "invalid polygon: \(error)")
+            }
+        }
+        var t = tables.pointee
+        if t.count == t.capacity {
+            let capacity = max(64, t.capacity * 2)
+            let grown = UnsafeMutableRawPointer.allocate(byteCount: capacity * MemoryLayout<HotCircle>.stride, alignment: 64)
+                .bindMemory(to: HotCircle.self, capacity: capacity)
+            grown.moveInitialize(from: t.hot, count: t.count)
+            UnsafeMutableRawPointer(t.hot).deallocate()
+            t.hot = grown
+            t.capacity = capacity
+        }
+        entry.slot = -1
+        if let core {
+            if t.circles == t.slowCapacity {
+                let capacity = max(64, t.slowCapacity * 2)
+                let grown = UnsafeMutablePointer<CircleCore>.allocate(capacity: capacity)
+                grown.moveInitialize(from: t.slow, count: t.circles)
+                t.slow.deallocate()
+                t.slow = grown
+                t.slowCapacity = capacity
+            }
+            (t.slow + t.circles).initialize(to: core)
+            entry.slot = Int32(t.circles)
+            t.circles += 1
+        }
+        entry.given = r
+        (t.hot + t.count).initialize(to: entry)
+        t.count += 1
+        tables.pointee = t
+        regions.append(region)
+        givenPositions?.append(r)
+        if let prepared { polygons[r] = prepared }
+        if !removed.isEmpty { removed.append(false) }
+        for k in boxes.items.indices {
+            overlay.append((boxes.boxes[4 * k], boxes.boxes[4 * k + 1], boxes.boxes[4 * k + 2], boxes.boxes[4 * k + 3], r))
+        }
+        addedCount += 1
+        hasLiveChanges = true
+        return r
+    }
+
+    /// Removes region `r`: no query returns it again. Its number is not reused.
+    public func remove(_ r: Int32) {
+        precondition(r >= 0 && Int(r) < count)
+        if removed.isEmpty { removed = [Bool](repeating: false, count: count) }
+        removed[Int(r)] = true
+        overlay.removeAll { $0.region == r }
+        polygons[r] = nil
+        // Never inside again, decided without a test of its own (clearance 0, as a polygon's):
+        // a device's neighbourhood taken before the removal may still retest it until it is
+        // taken again, and finds it outside.
+        var entry = HotCircle.none
+        entry.slot = -2
+        entry.given = hot[Int(r)].given
+        hot[Int(r)] = entry
+        hasLiveChanges = true
+    }
+
+    /// The envelopes of a region added live (two where it crosses the antimeridian), degrees.
+    public func envelopes(ofAdded r: Int32) -> [(minX: Double, minY: Double, maxX: Double, maxY: Double)] {
+        overlay.filter { $0.region == r }.map { ($0.minX, $0.minY, $0.maxX, $0.maxY) }
+    }
+
+    /// Whether region `r` was removed live.
+    public func isRemoved(_ r: Int32) -> Bool { !removed.isEmpty && removed[Int(r)] }
+
+    /// A query's answer once regions changed: the trees' regions that were not removed, then the
+    /// overlay's whose envelope meets the box (or the second box, for a point on the antimeridian);
+    /// ascending, as the overlay's numbers follow every tree region's.
+    private func amend(_ found: UnsafeBufferPointer<Int32>, minX: Double, minY: Double, maxX: Double, maxY: Double,
+                       orAtLongitude other: Double? = nil) -> UnsafeBufferPointer<Int32> {
+        amended.removeAll()
+        if removed.isEmpty {
+            amended.append(contentsOf: found)
+        } else {
+            for r in found where !removed[Int(r)] { amended.append(r) }
+        }
+        for e in overlay where e.minY <= maxY && e.maxY >= minY
+            && (e.minX <= maxX && e.maxX >= minX || other.map { e.minX <= $0 && e.maxX >= $0 } ?? false) {
+            if amended.count > 0 && amended[Int(amended.count) - 1] == e.region { continue }
+            amended.append(e.region)
+        }
+        return UnsafeBufferPointer(amended.buffer)
+    }
 
     /// Regions whose envelope contains `p`, ascending and without duplicates (the packed tree may
     /// add a few whose envelope misses `p` by less than a Float's rounding; they test as outside).
@@ -285,7 +439,10 @@ public final class RegionIndex {
         if p.longitude == 180 || p.longitude == -180 {
             found = query(minX: -p.longitude, minY: p.latitude, maxX: -p.longitude, maxY: p.latitude, appending: true)
         }
-        return Self.sortedUnique(found)
+        let answer = Self.sortedUnique(found)
+        if !hasLiveChanges { return answer }
+        return amend(answer, minX: p.longitude, minY: p.latitude, maxX: p.longitude, maxY: p.latitude,
+                     orAtLongitude: p.longitude == 180 || p.longitude == -180 ? -p.longitude : nil)
     }
 
     /// Regions whose envelope meets a box reaching at least `metres` from `p` in every direction,
@@ -303,8 +460,11 @@ public final class RegionIndex {
         let dLon = metres / (111_000 * cos(poleward * .pi / 180))
         guard p.longitude - dLon > -180, p.longitude + dLon < 180 else { return nil }
         setQueryPoint(p)
-        return Self.sortedUnique(query(minX: p.longitude - dLon, minY: p.latitude - dLat,
-                                       maxX: p.longitude + dLon, maxY: p.latitude + dLat))
+        let answer = Self.sortedUnique(query(minX: p.longitude - dLon, minY: p.latitude - dLat,
+                                             maxX: p.longitude + dLon, maxY: p.latitude + dLat))
+        if !hasLiveChanges { return answer }
+        return amend(answer, minX: p.longitude - dLon, minY: p.latitude - dLat, maxX: p.longitude + dLon,
+                     maxY: p.latitude + dLat)
     }
 
     /// Items whose envelope meets the box, from whichever tree the index was built with.
@@ -491,7 +651,6 @@ public final class RegionIndex {
     /// Prefetches what reporting an event of region `r` reads: the region (its id, for the
     /// output). Call it as soon as the event is known, so the miss overlaps the work before the
     /// report. (The distance comes from the hot line, which the test has just read.)
-    @inlinable @inline(__always)
     public func prefetchForEvent(_ r: Int32) {
         guard r >= 0 && Int(r) < count else { return }
         regions.withUnsafeBufferPointer { geotrigger_prefetch($0.baseAddress! + Int(r)) }

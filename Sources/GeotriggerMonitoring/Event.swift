@@ -34,7 +34,8 @@ public struct RegionEvent: Sendable {
     /// enum, not its name, so that the event holds no reference: copying one (every event is
     /// handed on a few times) then costs no reference counting.
     public var proximity: Proximity?
-    /// For beacon exits, and exits of a forgotten device (any region): why the visit ended.
+    /// For beacon exits, exits of a forgotten device (any region) and exits of a region removed
+    /// or replaced live: why the visit ended.
     /// Nil for a geographic exit decided by a fix (the event carries no `reason`).
     public var reason: ExitReason?
 
@@ -47,6 +48,10 @@ public struct RegionEvent: Sendable {
         /// The device was silent for `--expire` seconds of the clock and was forgotten: stamped
         /// its last reading + S.
         case expired
+        /// A `removeRegion` record removed the region: stamped at the record's time.
+        case removed
+        /// An `addRegion` record replaced the region (same id): stamped at the record's time.
+        case replaced
     }
 
     public init(kind: Kind, t: Double, device: Int32, region: Int32, distance: Double = .nan, enteredAt: Double = .nan) {

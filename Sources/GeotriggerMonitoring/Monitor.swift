@@ -189,7 +189,7 @@ public final class Monitor: TimerOwner {
     }
 
     /// The index's given positions when it reordered its regions (then events are held), or nil.
-    let givenPositions: [Int32]?
+    @exclusivity(unchecked) var givenPositions: [Int32]?
     /// Whether events are held until the fix is done (the index reordered its regions).
     let holdsEvents: Bool
     @exclusivity(unchecked) var held = PodList<HeldEvent>()
@@ -219,9 +219,9 @@ public final class Monitor: TimerOwner {
 
     /// Per region, a bit per event kind its `notifyOnEntry` / `notifyOnExit` turn off. As with
     /// Core Location's flags, the state is still tracked; only the event is not reported.
-    let silenced: [UInt8]
+    @exclusivity(unchecked) var silenced: [UInt8]
     /// Whether any region silences an event kind (most sets do not, and then no lookup is made).
-    let anySilenced: Bool
+    @exclusivity(unchecked) var anySilenced: Bool
 
     public init(index: RegionIndex, options: MonitorOptions = MonitorOptions(), devices: DeviceTable = DeviceTable()) {
         precondition(index.regions.count <= VisitList.maxRegions, "more than 2^30 regions")
@@ -229,10 +229,7 @@ public final class Monitor: TimerOwner {
         self.options = options
         self.devices = devices
         states = Self.allocateStates(0)
-        silenced = index.regions.map { region in
-            (region.notifyOnEntry ? 0 : 1 << RegionEvent.Kind.enter.rawValue) |
-                (region.notifyOnExit ? 0 : 1 << RegionEvent.Kind.exit.rawValue)
-        }
+        silenced = index.regions.map(Self.silencedKinds)
         anySilenced = silenced.contains { $0 != 0 }
         givenPositions = index.givenPositions
         holdsEvents = index.givenPositions != nil
@@ -251,6 +248,76 @@ public final class Monitor: TimerOwner {
         held.free()
         batch.free()
     }
+
+    /// The event kinds a region's `notifyOnEntry` / `notifyOnExit` turn off, a bit each.
+    static func silencedKinds(_ region: Region) -> UInt8 {
+        (region.notifyOnEntry ? 0 : 1 << RegionEvent.Kind.enter.rawValue) |
+            (region.notifyOnExit ? 0 : 1 << RegionEvent.Kind.exit.rawValue)
+    }
+
+    // MARK: Live regions (SPEC §7)
+
+    /// Region `r` was added to the index (`RegionIndex.append`): its flags, its given position,
+    /// and the neighbourhoods that may reach it dropped, so that the next fix of each such
+    /// device asks the index (and may enter it).
+    public func regionAdded(_ r: Int32) {
+        precondition(Int(r) == silenced.count && Int(r) < index.count)
+        let kinds = Self.silencedKinds(index.regions[Int(r)])
+        silenced.append(kinds)
+        if kinds != 0 { anySilenced = true }
+        if givenPositions != nil { givenPositions = index.givenPositions }
+        // Only devices whose neighbourhood, or skip distance, may reach the new region's
+        // envelope lose them: their next fix asks the index again and finds it.
+        let boxes = index.envelopes(ofAdded: r)
+        for slot in 0..<stateCount where states[slot].reach > 0 || states[slot].safeAngle > 0 {
+            let s = states[slot]
+            if s.reach > 0 && Self.mayReach(boxes, phi: s.centrePhi, lambda: s.centreLambda, metres: Double(s.reach))
+                || s.safeAngle > 0 && Self.mayReach(boxes, phi: s.anchorPhi, lambda: s.anchorLambda,
+                                                     metres: Double(s.safeAngle) * GeodesicCircle.maxCurvatureRadius) {
+                states[slot].reach = 0
+                states[slot].safeAngle = 0
+            }
+        }
+    }
+
+    /// Whether a point (radians) within `metres` of (`phi`, `lambda`) may lie in one of `boxes`
+    /// (degrees): the point's box of degrees that certainly covers `metres`, as
+    /// `RegionIndex.candidates(around:metres:)` makes it, meets one of them; true wherever such a
+    /// box would near a pole or the antimeridian.
+    static func mayReach(_ boxes: [(minX: Double, minY: Double, maxX: Double, maxY: Double)], phi: Double, lambda: Double,
+                         metres: Double) -> Bool {
+        let lat = phi * (180 / Double.pi), lon = lambda * (180 / Double.pi)
+        let dLat = metres / 110_000
+        let poleward = abs(lat) + dLat
+        guard poleward < 89 else { return true }
+        let dLon = metres / (111_000 * cos(poleward * .pi / 180))
+        guard lon - dLon > -180, lon + dLon < 180 else { return true }
+        return boxes.contains { b in
+            b.minY <= lat + dLat && b.maxY >= lat - dLat && b.minX <= lon + dLon && b.maxX >= lon - dLon
+        }
+    }
+
+    /// Ends every visit of region `r` with an exit stamped `t` and `reason` (`.removed`,
+    /// `.replaced`), devices in id order (first seen first); their neighbourhoods, which hold `r`
+    /// as visited, are dropped. Its dwell timers find no visit and fire nothing. The caller then
+    /// removes `r` from the index, which makes it never inside: other devices' neighbourhoods
+    /// that still hold it retest it as outside, and removing a region only moves boundaries
+    /// away, so their skip distances stay lower bounds.
+    public func endVisits(of r: Int32, at t: Double, reason: RegionEvent.ExitReason) {
+        for slot in 0..<stateCount {
+            guard let k = states[slot].visits.index(of: r) else { continue }
+            let visit = states[slot].visits[k]
+            states[slot].visits.remove(at: k)
+            let enteredAt = entryTimes.time(visit.code)
+            entryTimes.release(visit.code)
+            // Its neighbourhood holds `r` as visited: taken again at its next fix.
+            states[slot].reach = 0
+            states[slot].safeAngle = 0
+            emit(RegionEvent(kind: .exit, t: t, device: Int32(slot), region: r, distance: .nan, enteredAt: enteredAt,
+                             beacon: nil, proximity: nil, reason: reason))
+        }
+    }
+
 
     static func allocateStates(_ capacity: Int) -> UnsafeMutablePointer<DeviceState> {
         UnsafeMutableRawPointer.allocate(byteCount: max(1, capacity) * MemoryLayout<DeviceState>.stride, alignment: 64)

@@ -254,7 +254,7 @@ public final class CSVDecoder: ReadingDecoder {
                 if !InputLimits.identifierFits(byteCount: bytes.count) { f.idTooLong = true }
             case .ids: f.hasIDsArray = b[0] == UInt8(ascii: "[")
             case .request: f.hasRequestObject = b[0] == UInt8(ascii: "{")
-            case .content, .unknown: break
+            case .content, .region, .unknown: break
             }
         }
         if count != columns.count { return .badCSVRow }

@@ -304,6 +304,10 @@ public final class NDJSONDecoder: ReadingDecoder {
                     f.hasRequestObject = c == UInt8(ascii: "{")
                     i = JSONScan.skipValue(p, i, n)
                     if i < 0 { return i }
+                case .region:
+                    f.hasRegionObject = c == UInt8(ascii: "{")
+                    i = JSONScan.skipValue(p, i, n)
+                    if i < 0 { return i }
                 case .ids:
                     f.hasIDsArray = c == UInt8(ascii: "[")
                     i = JSONScan.skipValue(p, i, n)
@@ -327,7 +331,7 @@ public final class NDJSONDecoder: ReadingDecoder {
         if JSONScan.skipWhitespace(p, i, n) != n { return JSONScan.malformed }
         if f.device != nil, !f.deviceWrongType, f.device!.count == 0 { f.device = nil }
         // A control record's nested ids (rare records: read by the JSON parser the scheduler uses).
-        if f.op != nil && (f.hasRequestObject || f.hasIDsArray) && !f.idTooLong {
+        if f.op != nil && (f.hasRequestObject || f.hasIDsArray || f.hasRegionObject) && !f.idTooLong {
             f.idTooLong = controlIDsTooLong(UnsafeRawBufferPointer(start: p, count: n))
         }
         if let reason = framing.accept(f) {

@@ -29,7 +29,8 @@ public struct Reading {
     /// Calibrated RSSI at 1 m from the sighting; NaN when absent.
     public var tx: Double = .nan
 
-    // Control fields: the scheduler parses `line` itself (control records are rare).
+    // Control fields: the scheduler parses `line` itself (control records are rare). A region
+    // record (`op.isRegionChange`) has no device: `device` is empty.
     public var op: ControlOp = .add
 
     /// The whole input record, verbatim (without its line terminator).
@@ -49,6 +50,13 @@ public enum ControlOp: UInt8, Sendable {
     case removeAllPending
     case removeAllDelivered
     case push
+    /// Device-less (SPEC §7): adds a region, or replaces the region with the same id.
+    case addRegion
+    /// Device-less (SPEC §7): removes the region with the record's `id`.
+    case removeRegion
+
+    /// Whether the record changes the regions (device-less) rather than a device's center.
+    @inlinable public var isRegionChange: Bool { self == .addRegion || self == .removeRegion }
 }
 
 /// Why an input record was rejected. The raw value is the stable key used in summaries.

@@ -4,7 +4,7 @@ import GeotriggerCore
 enum FieldName: UInt8 {
     case t, device, lat, lon, accuracy, speed, course, altitude
     case uuid, major, minor, rssi, tx
-    case op, request, ids, id, content
+    case op, request, ids, id, content, region
     case unknown
 
     /// The keys of an ordinary fix, each with its closing quote and the colon, as the first 8
@@ -58,7 +58,7 @@ enum FieldName: UInt8 {
         case 3: return eq("lat") ? .lat : eq("lon") ? .lon : eq("ids") ? .ids : .unknown
         case 4: return eq("uuid") ? .uuid : eq("rssi") ? .rssi : .unknown
         case 5: return eq("speed") ? .speed : eq("major") ? .major : eq("minor") ? .minor : .unknown
-        case 6: return eq("device") ? .device : eq("course") ? .course : .unknown
+        case 6: return eq("device") ? .device : eq("course") ? .course : eq("region") ? .region : .unknown
         case 7: return eq("request") ? .request : eq("content") ? .content : .unknown
         case 8: return eq("accuracy") ? .accuracy : eq("altitude") ? .altitude : .unknown
         default: return .unknown
@@ -103,6 +103,8 @@ struct RecordFields {
     var hasRequestObject = false
     var hasIDsArray = false
     var hasIDString = false
+    /// An `addRegion` record's `region` is an object.
+    var hasRegionObject = false
     /// A control record's request id (`id`, one of `ids`, `request.id`) is longer than
     /// `InputLimits.identifierBytes`; set by the decoder.
     var idTooLong = false
@@ -132,7 +134,7 @@ struct RecordFields {
         case .device: deviceWrongType = true
         case .uuid: beaconWrongType = true
         case .op: opWrongType = true
-        case .request, .ids, .id, .content, .unknown: break
+        case .request, .ids, .id, .content, .region, .unknown: break
         }
     }
 
@@ -147,6 +149,26 @@ struct RecordFields {
         case .ok: break
         }
         guard InputLimits.timeIsWritable(t) else { return .timeOutOfRange }
+        // A region record (SPEC §7) is device-less: it applies to every device.
+        if let o = op, !opWrongType, let kind = controlOp(o), kind.isRegionChange {
+            if device != nil || deviceWrongType { return .badControl }
+            switch kind {
+            case .addRegion: if !hasRegionObject { return .badControl }
+            default: if !hasIDString { return .badControl }
+            }
+            if idTooLong { return .idTooLong }
+            r.t = t
+            r.device = UnsafeRawBufferPointer(start: nil, count: 0)
+            r.kind = .control
+            r.op = kind
+            r.beacon = BeaconID()
+            r.latitude = .nan
+            r.longitude = .nan
+            r.accuracy = .nan
+            r.rssi = .nan
+            r.tx = .nan
+            return nil
+        }
         if deviceWrongType { return .missingDevice }
         guard let dev = device ?? defaultDevice, dev.count > 0 else { return .missingDevice }
         guard InputLimits.identifierFits(byteCount: dev.count) else { return .idTooLong }
@@ -190,6 +212,7 @@ struct RecordFields {
             case .removePending, .removeDelivered: if !hasIDsArray { return .badControl }
             case .push: if !hasIDString { return .badControl }
             case .removeAllPending, .removeAllDelivered: break
+            case .addRegion, .removeRegion: return .badControl  // decided above
             }
             if idTooLong { return .idTooLong }
             r.kind = .control
@@ -213,7 +236,8 @@ struct RecordFields {
 }
 
 /// Whether the control record `line` (one JSON object) names an identifier longer than
-/// `InputLimits.identifierBytes`: a request id in `ids` or the id of `request`.
+/// `InputLimits.identifierBytes`: a request id in `ids`, the id of `request`, or the id of an
+/// `addRegion` record's feature.
 /// Parsed by the JSON parser that `ControlRecord` applies the record with, so the ids checked are
 /// the ids applied. False for a line it cannot parse (the caller has already parsed it).
 func controlIDsTooLong(_ line: UnsafeRawBufferPointer) -> Bool {
@@ -223,6 +247,9 @@ func controlIDsTooLong(_ line: UnsafeRawBufferPointer) -> Bool {
         return !InputLimits.identifierFits(s)
     }
     if let ids = json["ids"]?.arrayValue, ids.contains(where: tooLong) { return true }
+    // An `addRegion` record's feature id (`id`, else `properties.id`).
+    let region = json["region"]
+    if tooLong(region?["id"]) || region?["id"]?.stringValue == nil && tooLong(region?["properties"]?["id"]) { return true }
     return tooLong(json["request"]?["id"])
 }
 
@@ -240,6 +267,8 @@ func controlOp(_ b: UnsafeRawBufferPointer) -> ControlOp? {
     if eq("removeAllPending") { return .removeAllPending }
     if eq("removeAllDelivered") { return .removeAllDelivered }
     if eq("push") { return .push }
+    if eq("addRegion") { return .addRegion }
+    if eq("removeRegion") { return .removeRegion }
     return nil
 }
 

@@ -182,7 +182,7 @@ public final class BeaconMonitor: TimerOwner {
 
     public func isBeaconRegion(_ r: Int32) -> Bool {
         // Without beacon regions (the common GPS case) no region lookup at all.
-        guard matcher.count > 0 else { return false }
+        guard matcher.count > 0, Int(r) < regions.count else { return false }  // added live: never a beacon region
         if case .beacon = regions[Int(r)].shape { return true }
         return false
     }
