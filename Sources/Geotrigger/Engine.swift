@@ -73,7 +73,7 @@ public final class Engine {
     /// expires in the timers due before its reading, its id, looked up already, stays its own.
     @exclusivity(unchecked) private var readingDevice: Int32 = -1
     /// Devices forgotten so far (`--expire`), for the summary.
-    @exclusivity(unchecked) public private(set) var expiredDevices = 0
+    @exclusivity(unchecked) package private(set) var expiredDevices = 0
     /// Region ids as live changes left them (`addRegion`, `removeRegion`), and the scheduler's key
     /// per region.
     let names: LiveRegionNames
@@ -82,7 +82,7 @@ public final class Engine {
 
     /// Where in the clock order the engine is, for an output that interleaves several engines
     /// (`replay --jobs`): what is being emitted and, for a timer, which one.
-    public enum Phase: UInt8, Sendable {
+    enum Phase: UInt8, Sendable {
         /// Timers due before the reading being applied.
         case timersBefore
         /// The reading itself (and anything outside a reading).
@@ -90,11 +90,11 @@ public final class Engine {
         /// Timers due at or before the clock after the reading.
         case timersAfter
     }
-    @exclusivity(unchecked) public private(set) var phase = Phase.reading
+    @exclusivity(unchecked) private(set) var phase = Phase.reading
 
     /// The four timer owners, in the order their timers fire when due at the same time: region
     /// timers (dwell, then beacon silence) before notification timers, and expiry last.
-    public enum TimerSource: UInt8, Sendable, CaseIterable {
+    enum TimerSource: UInt8, Sendable, CaseIterable {
         /// `Monitor`: dwell in geographic regions.
         case dwell
         /// `BeaconMonitor`: beacon silence (exit) and beacon dwell.
@@ -108,8 +108,8 @@ public final class Engine {
         case expiry
     }
     /// The timer firing now: its due time and owner.
-    @exclusivity(unchecked) public private(set) var firingDue = 0.0
-    @exclusivity(unchecked) public private(set) var firingSource = TimerSource.dwell
+    @exclusivity(unchecked) private(set) var firingDue = 0.0
+    @exclusivity(unchecked) private(set) var firingSource = TimerSource.dwell
 
     public convenience init(regions: [Region], hysteresis: Hysteresis = .automatic, options: MonitorOptions = MonitorOptions(),
                             beaconOptions: BeaconOptions = BeaconOptions(), requests: [NotificationRequest] = []) throws {
@@ -150,7 +150,7 @@ public final class Engine {
     /// pending, and none a fix could arm: no dwell), and a fix does nothing beyond the monitor
     /// and the output (no beacon regions, no requests added at a device's first reading, no
     /// polygons). The events are the same either way.
-    public var batchesFixes: Bool {
+    package var batchesFixes: Bool {
         // With `--expire` a first fix arms a timer and later ones are timed by it: never batched.
         !expires && monitor.batchesFixes && !hasBeaconRegions && !scheduler.addsAtFirstSight
             && monitor.earliestTimerDue == .infinity && beacons.earliestTimerDue == .infinity
@@ -247,7 +247,7 @@ public final class Engine {
     /// What a reading of another engine's device at `t` does to this engine's clock: timers due
     /// before `t` fire, then the clock moves to `t` and timers due at it fire (`replay --jobs`
     /// sends this to every job but the reading's own when a reading moves the clock forward).
-    public func tick(to t: Double) {
+    func tick(to t: Double) {
         phase = .timersBefore
         fireTimers(before: t)
         phase = .timersAfter

@@ -94,10 +94,10 @@ extension Monitor {
     /// Whether fixes may go through `batchAppend` and `applyBatch`: with dwell timers (which
     /// fire between readings) or polygons (tested at the index's one query point) they may not.
     /// An engine adds its own conditions (`Engine.batchesFixes`).
-    public var batchesFixes: Bool { options.dwell == nil && !index.hasPolygons }
+    package var batchesFixes: Bool { options.dwell == nil && !index.hasPolygons }
 
     /// Fixes waiting in the batch.
-    public var batchCount: Int { batch.count }
+    package var batchCount: Int { batch.count }
 
     /// Adds a fix to the batch, or returns false when it cannot join it: the batch is full, it
     /// holds the device already, or the fix is older than its device's last reading (then
@@ -106,7 +106,7 @@ extension Monitor {
     /// comparing its devices, four at a time. Nothing is decided here; the device's state is
     /// asked for.
     @inline(__always)
-    public func batchAppend(device d: Int32, t: Double, at p: Coordinate, accuracy: Double) -> Bool {
+    package func batchAppend(device d: Int32, t: Double, at p: Coordinate, accuracy: Double) -> Bool {
         let slot = checked(d)
         let k = batch.count
         let bit = UInt64(1) << UInt64(d & 63), word = Int(d >> 6) & 3
@@ -127,7 +127,7 @@ extension Monitor {
 
     /// Applies the batch: every fix as `fix` would, its events in the same order. Returns how
     /// many were ignored for their accuracy (none is rejected: `batchAppend` keeps those out).
-    public func applyBatch() -> Int {
+    package func applyBatch() -> Int {
         let n = batch.count
         guard n > 0 else { return 0 }
         batch.count = 0
