@@ -159,14 +159,7 @@ struct RecordFields {
             if idTooLong { return .idTooLong }
             r.t = t
             r.device = UnsafeRawBufferPointer(start: nil, count: 0)
-            r.kind = .control
-            r.op = kind
-            r.beacon = BeaconID()
-            r.latitude = .nan
-            r.longitude = .nan
-            r.accuracy = .nan
-            r.rssi = .nan
-            r.tx = .nan
+            r.setControl(kind)
             return nil
         }
         if deviceWrongType { return .missingDevice }
@@ -215,14 +208,7 @@ struct RecordFields {
             case .addRegion, .removeRegion: return .badControl  // decided above
             }
             if idTooLong { return .idTooLong }
-            r.kind = .control
-            r.op = kind
-            r.beacon = BeaconID()
-            r.latitude = .nan
-            r.longitude = .nan
-            r.accuracy = .nan
-            r.rssi = .nan
-            r.tx = .nan
+            r.setControl(kind)
             return nil
         }
         return .unknownRecord
@@ -318,6 +304,21 @@ extension Reading {
         self.longitude = longitude
         self.accuracy = accuracy
         beacon = BeaconID()
+        rssi = .nan
+        tx = .nan
+    }
+}
+
+extension Reading {
+    /// A control record's kind and op, its fix and sighting fields cleared (`t` and `device` are
+    /// the caller's).
+    mutating func setControl(_ op: ControlOp) {
+        kind = .control
+        self.op = op
+        beacon = BeaconID()
+        latitude = .nan
+        longitude = .nan
+        accuracy = .nan
         rssi = .nan
         tx = .nan
     }

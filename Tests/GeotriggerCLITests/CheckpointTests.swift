@@ -55,6 +55,38 @@ struct CheckpointTests {
         return process
     }
 
+    /// Runs `arguments` with `--checkpoint`, killing it with SIGKILL at random moments and starting
+    /// it again, until a run finishes; returns the finished run's stderr file. The early attempts
+    /// die within a fifth of `duration` (an uninterrupted run's time: start-up, snapshot writes and
+    /// replay alike), later ones are given longer, so the run also gets through. At least five
+    /// kills are expected, or the test checks too little.
+    static func killUntilFinished(_ arguments: [String], checkpoints: URL, every: Int, duration: Double, seed: UInt64,
+                                  in dir: URL) throws -> URL {
+        let stderr = dir.appendingPathComponent("stderr")
+        var rng = SplitMix(seed: seed)
+        var kills = 0, finished: Process?
+        for attempt in 0..<80 {
+            let p = try start(arguments + ["--checkpoint", checkpoints.path, "--checkpoint-every", "\(every)"], stderr: stderr)
+            let limit = attempt < 40 ? 0.2 * duration : 2 * duration
+            Thread.sleep(forTimeInterval: Double(rng.next() % 1000) / 1000 * limit)
+            if p.isRunning {
+                kill(p.processIdentifier, SIGKILL)
+                p.waitUntilExit()
+                if p.terminationReason == .uncaughtSignal {
+                    kills += 1
+                    continue
+                }
+            }
+            p.waitUntilExit()
+            finished = p
+            break
+        }
+        let p = try #require(finished, "never finished")
+        #expect(p.terminationStatus == 0, "\(read(stderr))")
+        #expect(kills >= 5, "only \(kills) kills: the test checks too little")
+        return stderr
+    }
+
     /// The mixed case of the `--jobs` tests: requests, control records, dwell, bad records,
     /// two input files merged by time.
     static func mixedArguments() throws -> (dir: URL, arguments: [String]) {
@@ -80,36 +112,13 @@ struct CheckpointTests {
 
         let interrupted = Files(dir, "interrupted")
         let checkpoints = dir.appendingPathComponent("checkpoints")
-        let stderr = dir.appendingPathComponent("stderr")
-        var rng = SplitMix(seed: 23 &+ UInt64(jobs) &+ UInt64(options.count))
-        var kills = 0, finished: Process?
-        for attempt in 0..<80 {
-            let p = try Self.start(arguments + interrupted.arguments + ["--checkpoint", checkpoints.path,
-                                                                      "--checkpoint-every", "700"], stderr: stderr)
-            // Early attempts die within a fifth of the whole run's time (start-up, snapshot
-            // writes and replay alike); later ones are given longer, so the run also gets through.
-            let limit = attempt < 40 ? 0.2 * duration : 2 * duration
-            Thread.sleep(forTimeInterval: Double(rng.next() % 1000) / 1000 * limit)
-            if p.isRunning {
-                kill(p.processIdentifier, SIGKILL)
-                p.waitUntilExit()
-                if p.terminationReason == .uncaughtSignal {
-                    kills += 1
-                    continue
-                }
-            }
-            p.waitUntilExit()
-            finished = p
-            break
-        }
-        let p = try #require(finished, "never finished")
-        #expect(p.terminationStatus == 0, "\(Self.read(stderr))")
-        #expect(kills >= 5, "only \(kills) kills: the test checks too little")
+        let stderr = try Self.killUntilFinished(arguments + interrupted.arguments, checkpoints: checkpoints, every: 700,
+                                                duration: duration, seed: 23 &+ UInt64(jobs) &+ UInt64(options.count), in: dir)
         let got = interrupted.outcome(stderr: Self.read(stderr))
         #expect(got.summary == expected.summary)
         #expect(got.rejects == expected.rejects)
         #expect(got.state == expected.state)
-        #expect(got.events == expected.events, "events differ after \(kills) kills")
+        #expect(got.events == expected.events, "events differ after the kills")
 
         // Run again once finished: nothing more is read; the files come out the same.
         let again = try CLI.run(arguments + interrupted.arguments + ["--checkpoint", checkpoints.path,

@@ -251,33 +251,12 @@ struct LiveRegionsTests {
 
         let interrupted = CheckpointTests.Files(dir, "interrupted")
         let checkpoints = dir.appendingPathComponent("checkpoints")
-        let stderr = dir.appendingPathComponent("stderr")
-        var rng = SplitMix(seed: 71 &+ UInt64(jobs))
-        var kills = 0, finished: Process?
-        for attempt in 0..<80 {
-            let p = try CheckpointTests.start(arguments + interrupted.arguments + ["--checkpoint", checkpoints.path,
-                                                                                 "--checkpoint-every", "500"], stderr: stderr)
-            let limit = attempt < 40 ? 0.2 * duration : 2 * duration
-            Thread.sleep(forTimeInterval: Double(rng.next() % 1000) / 1000 * limit)
-            if p.isRunning {
-                kill(p.processIdentifier, SIGKILL)
-                p.waitUntilExit()
-                if p.terminationReason == .uncaughtSignal {
-                    kills += 1
-                    continue
-                }
-            }
-            p.waitUntilExit()
-            finished = p
-            break
-        }
-        let p = try #require(finished, "never finished")
-        #expect(p.terminationStatus == 0, "\(CheckpointTests.read(stderr))")
-        #expect(kills >= 5, "only \(kills) kills: the test checks too little")
+        let stderr = try CheckpointTests.killUntilFinished(arguments + interrupted.arguments, checkpoints: checkpoints,
+                                                           every: 500, duration: duration, seed: 71 &+ UInt64(jobs), in: dir)
         let got = interrupted.outcome(stderr: CheckpointTests.read(stderr))
         #expect(got.summary == expected.summary)
         #expect(got.rejects == expected.rejects)
         #expect(got.state == expected.state)
-        #expect(got.events == expected.events, "events differ after \(kills) kills")
+        #expect(got.events == expected.events, "events differ after the kills")
     }
 }
