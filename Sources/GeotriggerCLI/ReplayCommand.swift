@@ -33,14 +33,21 @@ struct ReplayCommand: ParsableCommand {
               cat fixes.ndjson | geotrigger replay --regions zones.geojson --dwell 300
               # exact mode: events are exactly the geodesic boundary crossings
               geotrigger replay --regions zones.csv --hysteresis 0 --max-accuracy 0 a.gpx
+              # a long run that survives kill -9: the same command again resumes it
+              geotrigger replay --regions zones.csv --checkpoint ck -o out.ndjson a.ndjson
 
             With --requests, the scheduling core delivers notifications like Apple's \
             UserNotifications: location triggers fire on region events, time-interval and \
             calendar triggers on the stream clock, push triggers on {"op":"push"} records. \
             Each delivery is a "deliver" event right after what caused it.
 
-            Exit status: 0 success, 64 usage error, 65 bad regions or requests file (or a bad \
-            reading under --strict), 66 input file missing, 74 I/O error.
+            Regions may change mid-stream: {"t":…,"op":"addRegion","region":{GeoJSON Feature}} \
+            and {"t":…,"op":"removeRegion","id":"…"} (visits end with "reason":"removed" or \
+            "replaced"); --expire S forgets devices silent for S seconds.
+
+            Exit status: 0 success (also after SIGINT/SIGTERM with --checkpoint), 64 usage \
+            error, 65 bad regions or requests file (or a bad reading under --strict, or a \
+            checkpoint of another run), 66 input file missing, 74 I/O error.
             """
     )
 
