@@ -256,9 +256,6 @@ final class ReplayJob {
             case .sighting:
                 _ = applier.sighting(device: d, t: item.t, beacon: item.beacon, rssi: item.rssi, tx: item.tx)
             case .control:
-                // The batch's events carry their own fixes' numbers; this record's, its own.
-                applier.flush()
-                seq = item.seq
                 let control = batch.controls[Int(item.control)]
                 if let (reason, detail) = control.line.withUnsafeBytes({
                     applier.control(device: d, t: item.t, op: control.op, line: $0)
@@ -269,8 +266,6 @@ final class ReplayJob {
             case .tick:
                 applier.tick(to: item.t)
             case .region:
-                applier.flush()
-                seq = item.seq
                 let control = batch.controls[Int(item.control)]
                 if let (reason, detail) = control.line.withUnsafeBytes({
                     applier.regionRecord(op: control.op, t: item.t, line: $0)
@@ -291,7 +286,8 @@ final class ReplayJob {
         }
     }
 
-    private func tag(device: Int32) {
+    /// Tags the record just written: `seq` is the input record it belongs to.
+    private func tag(device: Int32, seq: Int) {
         let end = memory.count
         if engine.phase == .reading {
             // The device's rank orders the events of one record across jobs: only a region record
@@ -306,15 +302,15 @@ final class ReplayJob {
 }
 
 extension ReplayJob {
+    // Events from the applier's batch belong to their own fixes (`batchSeqs`); any other, to the
+    // record being applied (`seq`).
     func regionEvent(_ event: RegionEvent) {
-        if applier.applyingBatch { seq = batchSeqs[Int(event.device)] }
         writer.regionEvent(event)
-        tag(device: event.device)
+        tag(device: event.device, seq: applier.applyingBatch ? batchSeqs[Int(event.device)] : seq)
     }
 
     func delivery(_ delivery: Delivery) {
-        if applier.applyingBatch { seq = batchSeqs[Int(delivery.device)] }
         writer.delivery(delivery)
-        tag(device: delivery.device)
+        tag(device: delivery.device, seq: applier.applyingBatch ? batchSeqs[Int(delivery.device)] : seq)
     }
 }
