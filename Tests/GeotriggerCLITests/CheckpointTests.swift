@@ -164,6 +164,46 @@ struct CheckpointTests {
         #expect(files.outcome(stderr: again.stderr) == expected)
     }
 
+    /// The run resumed from the snapshot before the last: GPX files merged by time (decoded again
+    /// up to their places) and CSV (its header read again, then seeked).
+    @Test("resumed from a snapshot in the middle: GPX inputs merged by time, CSV", arguments: ["gpx", "csv"])
+    func middleSnapshot(format: String) throws {
+        let dir = try CLI.temporaryDirectory()
+        var arguments: [String]
+        switch format {
+        case "gpx":
+            let tracks = try FileManager.default.contentsOfDirectory(atPath: CLI.datasets.appendingPathComponent("gpxpy_tracks").path)
+                .filter { $0.hasSuffix(".gpx") }.sorted().map { "datasets/gpxpy_tracks/\($0)" }
+            arguments = ["replay", "--regions", "datasets/regions/slovenia-croatia.geojson", "--dwell", "120"] + tracks
+        default:
+            let s = try JobsTests.scenario(.city, seed: 6, regions: 1000, devices: 30, seconds: 60, in: dir)
+            var csv = "t,device,lat,lon,accuracy\n"
+            for line in try String(contentsOfFile: s.readings, encoding: .utf8).split(separator: "\n") {
+                let o = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                csv += "\(o["t"]!),\(o["device"]!),\(o["lat"]!),\(o["lon"]!),\(o["accuracy"] ?? "")\n"
+            }
+            let path = dir.appendingPathComponent("readings.csv").path
+            try csv.write(toFile: path, atomically: true, encoding: .utf8)
+            arguments = ["replay", "--regions", s.regions, "--dwell", "20", path]
+        }
+        let reference = Files(dir, "reference")
+        let r = try CLI.run(arguments + reference.arguments)
+        #expect(r.status == 0, "\(r.stderr)")
+        let expected = reference.outcome(stderr: r.stderr)
+
+        let files = Files(dir, "run")
+        let checkpoints = dir.appendingPathComponent("checkpoints")
+        let options = files.arguments + ["--checkpoint", checkpoints.path, "--checkpoint-every", "150"]
+        #expect(try CLI.run(arguments + options).status == 0)
+        let snapshots = try FileManager.default.contentsOfDirectory(atPath: checkpoints.path).filter { $0.hasSuffix(".gtc") }.sorted()
+        try #require(snapshots.count == 2, "\(snapshots)")
+        try FileManager.default.removeItem(at: checkpoints.appendingPathComponent(snapshots[1]))
+        let resumed = try CLI.run(arguments + options)
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stderr.contains("resumed after record"), "\(resumed.stderr)")
+        #expect(files.outcome(stderr: resumed.stderr) == expected)
+    }
+
     @Test("a snapshot of another run is refused, saying what changed")
     func refusals() throws {
         let dir = try CLI.temporaryDirectory()
