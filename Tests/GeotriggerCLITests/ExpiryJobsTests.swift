@@ -78,6 +78,9 @@ struct ExpiryJobsTests {
         let requests = dir.appendingPathComponent("requests.json").path
         try JobsTests.requests.write(toFile: requests, atomically: true, encoding: .utf8)
         let inputs = try Self.silentInputs(from: s.readings, in: dir)
+        // With --until past every expiry, and without (live devices in --state-out).
+        _ = try JobsTests.expectSameForEveryJobCount(["--regions", s.regions, "--requests", requests, "--dwell", "15",
+                                                      "--expire", "20"] + inputs, in: dir)
         let one = try JobsTests.expectSameForEveryJobCount(["--regions", s.regions, "--requests", requests, "--dwell", "15",
                                                             "--expire", "20", "--until", "1700000400"] + inputs, in: dir)
         #expect(one.status == 0, "\(one)")
@@ -110,23 +113,35 @@ struct ExpiryJobsTests {
         fix(t0 + 10, "p1")
         // p2..p11 expired at +10 (tied), after q; new devices take their ids.
         for k in 0..<6 { fix(t0 + 11, "n\(k)", home: k % 2 == 1) }
-        // p0 (last +10) heard next at +25 with nothing between: renewed by its own reading.
+        // Six more, live when p0 comes back (expiring at +28).
+        for k in 0..<6 { fix(t0 + 18, "v\(k)") }
+        // p0 (last +10) heard next at +25, first past its +20: expired in the timers before its
+        // reading (tied at +20 with q's and p1's expiries), then renewed by it: a rank after v0..v5.
         fix(t0 + 25, "p0")
-        // Then the others come back as new devices; p1 silent since +10 expired at +20 already.
-        for k in 1..<12 { fix(t0 + 26, "p\(k)", home: k % 3 == 0) }
-        for k in 0..<6 { fix(t0 + 26.5, "n\(k)") }
-        fix(t0 + 60, "late")
+        // Every visit of home ends, devices in first-seen order: v0..v5, then p0.
+        lines.append("{\"t\":\(t0 + 26),\"op\":\"removeRegion\",\"id\":\"home\"}")
+        // The others come back as new devices (p1 expired at +20, the n's at +21).
+        for k in 1..<12 { fix(t0 + 26.5, "p\(k)", home: false) }
+        fix(t0 + 27, "late")
         let path = dir.appendingPathComponent("small.ndjson").path
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        let one = try JobsTests.expectSameForEveryJobCount(["--regions", regions, "--hysteresis", "0", "--dwell", "5",
-                                                            "--expire", "10", "--until", "1700000100", path], in: dir)
-        #expect(one.status == 0, "\(one)")
-        let events = one.events.split(separator: "\n")
-        // p0 kept at +10 (no expired exit then), renewed at +25 (its exit stamped +20).
-        let p0 = events.filter { $0.contains("\"device\":\"p0\"") && $0.contains("expired") }
-        // Renewed at +25 (expired at +20, tied with p1's expiry), then expired at +35 before "late".
-        #expect(p0.count == 2 && p0[0].contains("22:13:40.000Z") && p0[1].contains("22:13:55.000Z"), "\(p0)")
-        #expect(one.events.contains("\"device\":\"p1\",\"region\":\"office\",\"reason\":\"expired\""))
+        for until in [[], ["--until", "1700000100"]] {
+            let one = try JobsTests.expectSameForEveryJobCount(["--regions", regions, "--hysteresis", "0", "--dwell", "5",
+                                                                "--expire", "10"] + until + [path], in: dir)
+            #expect(one.status == 0, "\(one)")
+            let events = one.events.split(separator: "\n")
+            // p0 kept at +10 (no expired exit then), expired at +20 before its reading at +25.
+            let p0 = events.filter { $0.contains("\"device\":\"p0\"") && $0.contains("expired") }
+            #expect(p0.count == 1 && p0[0].contains("22:13:40.000Z"), "\(p0)")  // its visit later removed
+            #expect(one.events.contains("\"device\":\"p1\",\"region\":\"office\",\"reason\":\"expired\""))
+            let removed = events.filter { $0.contains("\"removed\"") }.map { $0.split(separator: "\"")[11] }
+            #expect(removed == ["v0", "v1", "v2", "v3", "v4", "v5", "p0"], "\(removed)")
+            if until.isEmpty {
+                // Live devices in first-seen order: v0..v5 (+18), p0 (renewed at +25), p1..p11, late.
+                let names = one.state.split(separator: "\n").filter { $0.hasPrefix("\"") }.map { $0.split(separator: "\"")[0] }
+                #expect(names == ["v0", "v1", "v2", "v3", "v4", "v5", "p0"] + (1..<12).map { "p\($0)" } + ["late"], "\(one.state)")
+            }
+        }
     }
 
     /// Ever-new devices: device i reports five times, a second apart, then never again; a few
