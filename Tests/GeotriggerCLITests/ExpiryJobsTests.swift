@@ -92,6 +92,35 @@ struct ExpiryJobsTests {
         #expect(one.events.components(separatedBy: "\"expired\"").count > 120)
     }
 
+    @Test("--jobs 2 --expire killed with SIGKILL at random moments, then run again: the bytes of one uninterrupted job")
+    func killAnywhere() throws {
+        let dir = try CLI.temporaryDirectory()
+        let s = try JobsTests.scenario(.city, seed: 9, regions: 2000, devices: 120, seconds: 150, in: dir)
+        let requests = dir.appendingPathComponent("requests.json").path
+        try JobsTests.requests.write(toFile: requests, atomically: true, encoding: .utf8)
+        let inputs = try Self.silentInputs(from: s.readings, in: dir)
+        let arguments = ["replay", "--regions", s.regions, "--requests", requests, "--dwell", "15", "--expire", "20"] + inputs
+        // The reference: one job, never interrupted.
+        let reference = CheckpointTests.Files(dir, "reference")
+        let began = Date()
+        let r = try CLI.run(arguments + ["--jobs", "1"] + reference.arguments)
+        let duration = Date().timeIntervalSince(began)
+        #expect(r.status == 0, "\(r.stderr)")
+        let expected = reference.outcome(stderr: r.stderr)
+        #expect(expected.events.contains("\"reason\":\"expired\"") && expected.state.contains("\"d"))
+
+        let interrupted = CheckpointTests.Files(dir, "interrupted")
+        let checkpoints = dir.appendingPathComponent("checkpoints")
+        // Snapshots every 700 records: devices are expiring, freed, renewed and back around each.
+        let stderr = try CheckpointTests.killUntilFinished(arguments + ["--jobs", "2"] + interrupted.arguments, checkpoints: checkpoints,
+                                                           every: 700, duration: duration, seed: 77, in: dir)
+        let got = interrupted.outcome(stderr: CheckpointTests.read(stderr))
+        #expect(got.summary == expected.summary)
+        #expect(got.rejects == expected.rejects)
+        #expect(got.state == expected.state)
+        #expect(got.events == expected.events, "events differ after the kills")
+    }
+
     /// The three ways a device is forgotten and comes back, checked on one job's output (the
     /// other job counts must give the same bytes): kept at exactly last + S by its own reading,
     /// expired at last + S by another's, renewed by its own reading after last + S.
