@@ -23,8 +23,8 @@ struct ExpiryJobsTests {
     /// k % 5 == 3 for 21 s; k % 7 == 4 twice for 27 s. Every device is silent from +90 to +115, so
     /// the first reading after it renews its device (its expiry falls between the clock and it) and
     /// all others expire before it, tied in groups. Control records and an out-of-order fix too.
-    static func silentInputs(from readings: String, in dir: URL) throws -> [String] {
-        var files = ["", ""]
+    static func silentInputs(from readings: String, in dir: URL, files count: Int = 2) throws -> [String] {
+        var files = [String](repeating: "", count: count)
         var numbers: [String: Int] = [:]
         var added = false, removed = false
         func number(_ line: Substring, _ key: String) -> Substring {
@@ -47,7 +47,7 @@ struct ExpiryJobsTests {
             if k % 5 == 3 && silent(from: 40 + k % 17, for: 21) { continue }
             if k % 7 == 4 && (silent(from: 10 + k % 5, for: 27) || silent(from: 120, for: 27)) { continue }
             let stamp = k % 4 == 0 ? "\(t)" : "\(t).\(String(format: "%03d", (k * 7) % 1000 + 1))"
-            let f = k % 2
+            let f = k % count
             files[f] += "{\"t\":\(stamp)" + line[comma...] + "\n"
             // A region over the whole city, added and later removed: its "removed" exits are
             // every live device's at once, in first-seen (rank) order, ids reused or not.
@@ -66,7 +66,7 @@ struct ExpiryJobsTests {
             default: break
             }
         }
-        let paths = [dir.appendingPathComponent("silent-a.ndjson").path, dir.appendingPathComponent("silent-b.ndjson").path]
+        let paths = (0..<count).map { dir.appendingPathComponent("silent-\($0).ndjson").path }
         for (path, text) in zip(paths, files) { try text.write(toFile: path, atomically: true, encoding: .utf8) }
         return paths
     }
@@ -119,6 +119,61 @@ struct ExpiryJobsTests {
         #expect(got.rejects == expected.rejects)
         #expect(got.state == expected.state)
         #expect(got.events == expected.events, "events differ after the kills")
+    }
+
+    /// A stream read in stages (a live stream: each stage's run ends at the end of the input with a
+    /// snapshot, the next reads on from it), cut where the reader's expiry state is busiest:
+    /// during the silence every device shares (+90 to +115: all are timed, none expired yet),
+    /// right after it (freed ids, renewals, names back), between silences.
+    @Test("--jobs 2 --expire resumed at the end of a growing input, cut around expiries: the bytes of one uninterrupted job")
+    func resumedInStages() throws {
+        let dir = try CLI.temporaryDirectory()
+        let s = try JobsTests.scenario(.city, seed: 9, regions: 2000, devices: 120, seconds: 150, in: dir)
+        let requests = dir.appendingPathComponent("requests.json").path
+        try JobsTests.requests.write(toFile: requests, atomically: true, encoding: .utf8)
+        let whole = try Self.silentInputs(from: s.readings, in: dir, files: 1)[0]
+        let lines = try String(contentsOfFile: whole, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let options = ["--regions", s.regions, "--requests", requests, "--dwell", "15", "--expire", "20"]
+        // The reference reads the whole input under the name the stages give it (rejects name it).
+        let growing = dir.appendingPathComponent("growing.ndjson").path
+        try FileManager.default.copyItem(atPath: whole, toPath: growing)
+        let reference = CheckpointTests.Files(dir, "reference")
+        let r = try CLI.run(["replay"] + options + ["--jobs", "1", growing] + reference.arguments)
+        #expect(r.status == 0, "\(r.stderr)")
+        let expected = reference.outcome(stderr: r.stderr)
+        try FileManager.default.removeItem(atPath: growing)
+
+        let staged = CheckpointTests.Files(dir, "staged")
+        let checkpoints = dir.appendingPathComponent("checkpoints").path
+        // The first line at or after each cut time (seconds after t0) ends a stage.
+        func firstLine(at second: Int) -> Int {
+            lines.firstIndex { $0.hasPrefix("{\"t\":") && Int($0.dropFirst(5).prefix(10))! >= Self.t0 + second } ?? lines.count
+        }
+        var stages = [35, 50, 95, 114, 116, 117, 130, 141].map(firstLine) + [lines.count]
+        stages = stages.enumerated().filter { $0.offset == 0 || $0.element > stages[$0.offset - 1] }.map(\.element)
+        var last: CLI.Result?
+        var written = 0
+        for end in stages {
+            let text = lines[written..<end].joined(separator: "\n") + (end < lines.count ? "\n" : "")
+            if written == 0 {
+                try text.write(toFile: growing, atomically: false, encoding: .utf8)
+            } else {
+                let h = try FileHandle(forWritingTo: URL(fileURLWithPath: growing))
+                try h.seekToEnd()
+                try h.write(contentsOf: Data(text.utf8))
+                try h.close()
+            }
+            written = end
+            last = try CLI.run(["replay"] + options + ["--jobs", "2", growing] + staged.arguments
+                               + ["--checkpoint", checkpoints, "--checkpoint-every", "100000"])
+            #expect(last?.status == 0, "\(last?.stderr ?? "")")
+        }
+        #expect(stages.count >= 8)
+        let got = staged.outcome(stderr: last?.stderr ?? "")
+        #expect(got.summary == expected.summary)
+        #expect(got.rejects == expected.rejects)
+        #expect(got.state == expected.state)
+        #expect(got.events == expected.events, "events differ after the stages")
     }
 
     /// The three ways a device is forgotten and comes back, checked on one job's output (the
