@@ -228,6 +228,21 @@ struct ExpiryJobsTests {
         }
     }
 
+    @Test("beacon sightings thinned so that devices go silent: beacon visits expire alike for every N")
+    func beacons() throws {
+        let dir = try CLI.temporaryDirectory()
+        let s = try JobsTests.scenario(.beacons, seed: 5, regions: 300, devices: 60, seconds: 120, in: dir)
+        let lines = try String(contentsOfFile: s.readings, encoding: .utf8).split(separator: "\n")
+        // Half the sightings dropped, by a fixed pattern: devices fall silent for a second or more.
+        let kept = lines.enumerated().filter { ($0.offset &* 7919) % 10 >= 5 }.map(\.element)
+        let path = dir.appendingPathComponent("thin.ndjson").path
+        try (kept.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let one = try JobsTests.expectSameForEveryJobCount(["--regions", s.regions, "--beacon-exit", "5", "--dwell", "4",
+                                                            "--expire", "1", path], in: dir)
+        #expect(one.status == 0, "\(one)")
+        #expect(one.events.components(separatedBy: "\"expired\"").count > 100, "too few expiries: the case tests less than it should")
+    }
+
     /// Ever-new devices: device i reports five times, a second apart, then never again; a few
     /// names come back long after. Ids are reused all the time, in the reader and in every job.
     @Test("ever-new devices (ids reused): every N the same bytes as one job")
