@@ -205,9 +205,6 @@ public final class Replay {
         let totalBytes = paths.map(fileSize).reduce(0, +)
         let merged = MergedReadings(decoders)
 
-        if config.monitor.expire != nil && config.jobs > 1 {
-            throw ReplayError.usage("--expire with --jobs > 1 is not built yet; use --jobs 1")
-        }
         // --checkpoint: the newest snapshot of this run, if there is one, is where it goes on.
         var checkpointer: Checkpointer?
         var resumed: Checkpointer.Resumed?

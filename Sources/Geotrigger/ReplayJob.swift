@@ -13,7 +13,8 @@ struct JobItem {
     }
 
     var kind: Kind
-    /// The device's id in the whole run (its first-seen order).
+    /// The device's id in the whole run (the reader's; with `--expire` an expired device's id is
+    /// given to a later new device).
     var device: Int32 = 0
     /// The record's sequence number in the merged input.
     var seq: Int
@@ -40,11 +41,26 @@ struct JobControl {
     var place: String
 }
 
+/// A device's rank, handed to its job with the record that gives it one (`JobBatch.devices`): a
+/// new device (its name) or, with `--expire`, a device renewed by its own reading (no name).
+struct JobDeviceNote {
+    /// The record: the job applies the note right before it.
+    var seq: Int
+    /// The device's id in the whole run.
+    var device: Int32
+    /// Its rank: every new device and every renewal takes the next value of the reader's counter,
+    /// in input order, as on one thread (`DeviceTable.intern`, `renew`).
+    var rank: UInt64
+    /// A new device's name; nil for a renewal (the device expires in the timers before its own
+    /// reading, which applies to it as a new device under the same id: `Engine.expire`).
+    var name: [UInt8]?
+}
+
 /// What the reader hands a job at once.
 struct JobBatch {
     var items: [JobItem] = []
-    /// Devices this job sees for the first time: global id and name.
-    var names: [(device: Int32, name: [UInt8])] = []
+    /// New devices and renewals, in record order (at most one per record).
+    var devices: [JobDeviceNote] = []
     var controls: [JobControl] = []
     /// Every record up to this sequence number has been routed.
     var through = 0
@@ -91,10 +107,10 @@ struct JobResult {
     var rejections: [PendingRejection]
     var through: Int
     var last: Bool
-    /// With the last result: event and delivery counts, and `--state-out` entries by global id.
+    /// With the last result: event and delivery counts, and `--state-out` entries by device rank.
     var counts: [Int] = []
     var deliveryCounts: [Int] = []
-    var states: [(device: Int32, bytes: [UInt8])] = []
+    var states: [(rank: UInt64, bytes: [UInt8])] = []
     /// The job's state after this batch, when the batch asked for it (`JobBatch.snapshot`).
     var snapshot: [UInt8]? = nil
 }
@@ -120,6 +136,7 @@ struct JobSetup {
 // The records cross threads by value, whole: the reader builds a batch and never touches it again.
 extension JobItem: Sendable {}
 extension JobControl: Sendable {}
+extension JobDeviceNote: Sendable {}
 extension JobBatch: Sendable {}
 extension JobTag: Sendable {}
 extension PendingRejection: Sendable {}
@@ -137,7 +154,11 @@ final class ReplayJob {
     private var seq = 0
     private var tags: [JobTag] = []
     private var rejections: [PendingRejection] = []
-    /// Global device id → this engine's id (-1: not this job's), and back.
+    /// Global device id → this engine's id (-1: never this job's), and back. With `--expire` both
+    /// ids are reused: the reader gives an expired device's global id to a later new device,
+    /// announced to its own job, which sets its entry; an entry of a device this engine has
+    /// forgotten is stale and never read (the reader routes that id to its new owner only), and a
+    /// forgotten local id's `globalOf` entry is stale until the engine reuses the id.
     private var localOf: [Int32] = []
     private var globalOf: [Int32] = []
     /// While the monitor's batch is applied: the sequence number of each batched device's fix
@@ -192,7 +213,9 @@ final class ReplayJob {
         writer.restoreCounts(events: counts, deliveries: deliveries)
         try engine.restoreSnapshot(from: &r)
         guard engine.devices.count == globalOf.count else { throw SnapshotError("job devices differ") }
-        for (d, g) in globalOf.enumerated() {
+        // Only live devices: a forgotten one's entry is stale, its global id perhaps another's now.
+        for (d, g) in globalOf.enumerated() where engine.devices.isLive(Int32(d)) {
+            guard g >= 0 else { throw SnapshotError("job device \(d) has no global id") }
             while localOf.count <= Int(g) { localOf.append(-1) }
             localOf[Int(g)] = Int32(d)
         }
@@ -230,17 +253,33 @@ final class ReplayJob {
         }
     }
 
-    private func apply(_ batch: JobBatch) {
-        for (g, name) in batch.names {
-            let d = name.withUnsafeBytes { applier.device($0) }
-            while localOf.count <= Int(g) { localOf.append(-1) }
-            localOf[Int(g)] = d
-            globalOf.append(g)
-            engine.devices.setRank(d, UInt64(g))
-        }
+    /// A new device or a renewal, right before its record: in record order, since with `--expire`
+    /// a name may come back after its device expired (here too, at the same record), and its
+    /// local id may be one freed since.
+    private func take(_ note: JobDeviceNote) {
+        // The rank the device takes: a new one's at `intern`, a renewal's at `DeviceTable.renew`
+        // when the engine expires it in the timers before its reading (`Engine.expire`).
+        engine.devices.setNextRank(note.rank)
+        guard let name = note.name else { return }
+        let g = Int(note.device)
+        let d = name.withUnsafeBytes { applier.device($0) }
+        engine.devices.setRank(d, note.rank)
+        while localOf.count <= g { localOf.append(-1) }
+        localOf[g] = d
+        while globalOf.count <= Int(d) { globalOf.append(-1) }
+        globalOf[Int(d)] = note.device
         if batchSeqs.count < globalOf.count { batchSeqs.append(contentsOf: repeatElement(0, count: globalOf.count - batchSeqs.count)) }
+    }
+
+    private func apply(_ batch: JobBatch) {
         applier.resume()
+        let notes = batch.devices
+        var nextNote = 0
         for item in batch.items {
+            if nextNote < notes.count && notes[nextNote].seq == item.seq && item.kind != .tick && item.kind != .region {
+                take(notes[nextNote])
+                nextNote += 1
+            }
             let d = item.kind == .tick || item.kind == .region ? -1 : localOf[Int(item.device)]
             // Events tagged with `seq`, unless they come from the applier's batch: those carry
             // their own fix's number (`batchSeqs`, set once the fix has joined the batch).
@@ -275,14 +314,18 @@ final class ReplayJob {
                 }
             }
         }
+        precondition(nextNote == notes.count, "replay job \(job): a device note without its record")
         applier.flush()
     }
 
-    private func stateEntries() -> [(device: Int32, bytes: [UInt8])] {
+    /// Its live devices' `--state-out` entries, each with its rank: the run sorts them all by rank
+    /// (first-seen order), as `StateWriter.write` does on one thread.
+    private func stateEntries() -> [(rank: UInt64, bytes: [UInt8])] {
         let regionIDs = engine.index.regions.map(\.id)
-        return (0..<Int32(globalOf.count)).map { d in
+        let devices = engine.devices
+        return (0..<Int32(devices.count)).filter { devices.isLive($0) }.map { d in
             StateWriter.writeDevice(d, engine: engine, regionIDs: regionIDs, to: memory)
-            return (globalOf[Int(d)], memory.takeBytes())
+            return (devices.rank(d), memory.takeBytes())
         }
     }
 
@@ -291,12 +334,15 @@ final class ReplayJob {
         let end = memory.count
         if engine.phase == .reading {
             // The device's rank orders the events of one record across jobs: only a region record
-            // (every job's devices at once, in first-seen order) has events of several devices.
+            // (every job's devices at once, in first-seen order: `Monitor.endVisits`) has events
+            // of several devices.
             tags.append(JobTag(seq: seq, phase: Engine.Phase.reading.rawValue, source: 0, due: 0,
-                               rank: UInt64(globalOf[Int(device)]), end: end))
+                               rank: engine.devices.rank(device), end: end))
         } else {
+            // A timer's: the rank it was armed with (a stale one fires nothing), which is the
+            // device's now. An expired device's exits come before `DeviceTable.remove`/`renew`.
             tags.append(JobTag(seq: seq, phase: engine.phase.rawValue, source: engine.firingSource.rawValue, due: engine.firingDue,
-                               rank: UInt64(globalOf[Int(device)]), end: end))
+                               rank: engine.devices.rank(device), end: end))
         }
     }
 }

@@ -20,7 +20,7 @@ extension Replay {
         let config = configuration
         let jobs = config.jobs
         // A resumed run: the reader's state, then each job's (`takeCheckpoint` below).
-        let rd = JobReader(jobs: jobs)
+        let rd = JobReader(jobs: jobs, expire: config.monitor.expire)
         var jobStates: [[UInt8]]?
         if let resumed {
             var r = SnapshotReader(resumed.body, offset: resumed.engineOffset)
@@ -171,6 +171,7 @@ extension Replay {
                         rd.batches[k].items.append(item)
                     }
                     rd.clock = max(rd.clock, r.t)
+                    rd.expireDue()
                     tally.controls += 1
                     break
                 }
@@ -238,7 +239,7 @@ extension Replay {
         try finish(output: output, rejects: rejects, reported: reported, counts: merge.counts,
                    deliveryCounts: merge.deliveryCounts) { state in
             StateWriter.writeHeader(clock: rd.clock, to: state)
-            for (k, entry) in merge.states.sorted(by: { $0.device < $1.device }).enumerated() {
+            for (k, entry) in merge.states.sorted(by: { $0.rank < $1.rank }).enumerated() {
                 if k > 0 { state.append(",") }
                 entry.bytes.withUnsafeBytes { state.append($0) }
             }
@@ -247,13 +248,29 @@ extension Replay {
     }
 }
 
-/// `runJobs`' reader state: devices (first-seen order is the global id), each one's job and last
-/// time, the stream clock, the batches being filled and the record count.
+/// `runJobs`' reader state: devices (interned here: the global id), each one's job and last
+/// time, the rank counter, the stream clock, the batches being filled and the record count.
+///
+/// With `--expire S` the reader forgets devices as each job's engine does, at the same record, so
+/// its tables stay as small as the live devices: a device expires when the clock reaches its last
+/// reading + S (`expiry`: one entry per live device, re-armed when it comes due if the device was
+/// heard since, as `DeviceExpiry` does), its global id is freed and given to a later new name
+/// (announced to that name's job). A device whose own reading comes after last + S but before
+/// the clock got there expires in the timers before that reading, which then applies to it as a
+/// new device under the same id (`DeviceTable.renew`): the reader renews it too and tells its job
+/// the rank. Ranks (first-seen order, `DeviceTable.nextRank`) are counted here for the whole run,
+/// in input order, as one engine counts them, and handed to the jobs (`JobDeviceNote`).
 private final class JobReader {
     let jobs: Int
+    /// S, or +∞ without `--expire`.
+    let expire: Double
+    let expires: Bool
     let devices = DeviceTable()
+    /// Per global id: its job and its last reading (a freed id's entries are stale until reused).
     @exclusivity(unchecked) var owner: [Int] = []
     @exclusivity(unchecked) var last: [Double] = []
+    /// `--expire`: per live device one entry, due at (a past) last reading + S.
+    @exclusivity(unchecked) var expiry = TimerQueue<Int32>()
     @exclusivity(unchecked) var clock = -Double.infinity
     @exclusivity(unchecked) var batches: [JobBatch]
     @exclusivity(unchecked) var seq = 0
@@ -262,44 +279,82 @@ private final class JobReader {
     /// The plain lane stopped at a fix older than its device's last reading.
     @exclusivity(unchecked) var laneRejected = false
 
-    init(jobs: Int) {
+    init(jobs: Int, expire: Double?) {
         self.jobs = jobs
+        self.expire = expire ?? .infinity
+        expires = expire != nil
         batches = [JobBatch](repeating: JobBatch(), count: jobs)
     }
 
     /// A record of device `name` at `t`, the `seq`th: the device interned (a new one assigned to
-    /// job FNV-1a(name) mod jobs), its clock moved, and the stream's, with a tick to every other
-    /// job when it moves. Returns the device's global id and job, or nil when the record is older
-    /// than the device's previous one (to be rejected; nothing is routed).
+    /// job FNV-1a(name) mod jobs and announced to it with its rank; with `--expire`, one silent
+    /// since before `t` − S renewed), its clock moved, and the stream's, with a tick to every
+    /// other job when it moves; then devices whose expiry the clock reached are forgotten. Returns
+    /// the device's global id and job, or nil when the record is older than the device's previous
+    /// one (to be rejected; nothing is routed).
     @inline(__always)
     func route(_ name: UnsafeRawBufferPointer, t: Double) -> (device: Int32, job: Int)? {
         let (g, isNew) = devices.intern(name)
         if isNew {
-            owner.append(Int(DeviceTable.fnv1a(name) % UInt64(jobs)))
-            last.append(-.infinity)
-            batches[owner[Int(g)]].names.append((g, Array(name)))
+            let j = Int(DeviceTable.fnv1a(name) % UInt64(jobs))
+            if Int(g) == owner.count {
+                owner.append(j)
+                last.append(-.infinity)
+            } else {
+                owner[Int(g)] = j
+                last[Int(g)] = -.infinity
+            }
+            batches[j].devices.append(JobDeviceNote(seq: seq, device: g, rank: devices.rank(g), name: Array(name)))
+        } else if t < last[Int(g)] {
+            return nil
+        } else if expires && last[Int(g)] + expire < t {
+            // Its expiry (due before `t`, after the clock) fires in the timers before this reading.
+            devices.renew(g)
+            batches[owner[Int(g)]].devices.append(JobDeviceNote(seq: seq, device: g, rank: devices.rank(g), name: nil))
         }
-        if t < last[Int(g)] { return nil }
         last[Int(g)] = t
         let j = owner[Int(g)]
+        if expires && isNew { expiry.schedule(at: t + expire, g) }
         if t > clock {
             clock = t
             for k in 0..<jobs where k != j { batches[k].items.append(JobItem(kind: .tick, seq: seq, t: t)) }
         }
+        if expires { expireDue() }
         return (g, j)
     }
 
-    /// The reader's part of a checkpoint: the devices in first-seen order with their last
-    /// reading, the stream clock and the record count; then each job's state.
+    /// `--expire`: forgets every device whose last reading + S the clock has reached, as the
+    /// engines do in the timers after the record that moved the clock (`DeviceExpiry`).
+    @inline(__always)
+    func expireDue() {
+        while expiry.earliestDue <= clock {
+            guard let (due, _, g) = expiry.popNext() else { return }
+            let until = last[Int(g)] + expire
+            if until > due {
+                expiry.schedule(at: until, g)
+            } else {
+                devices.remove(g)
+            }
+        }
+    }
+
+    /// The reader's part of a checkpoint: the devices by global id with their last reading, the
+    /// stream clock and the record count; with `--expire` the free ids (written with empty
+    /// names), the rank counter and the expiry queue; then each job's state.
     func write(to w: inout SnapshotWriter, jobStates: [[UInt8]]) {
         w.tag("reader")
         w.count(Int(devices.count))
         for g in 0..<Int32(devices.count) {
-            w.raw(devices.nameBytes(g))
+            if devices.isLive(g) { w.raw(devices.nameBytes(g)) } else { w.raw([UInt8]()) }
             w.f64(last[Int(g)])
         }
         w.f64(clock)
         w.varint(UInt64(seq))
+        if expires {
+            w.list(devices.freeList) { w, g in w.i32(g) }
+            w.varint(devices.nextRank)
+            expiry.writeSnapshot(to: &w) { w, g in w.i32(g) }
+        }
         w.list(jobStates) { w, b in w.raw(b) }
     }
 
@@ -308,16 +363,38 @@ private final class JobReader {
     func restore(from r: inout SnapshotReader) throws(SnapshotError) -> [[UInt8]] {
         try r.expect("reader")
         let n = try r.count()
+        var names: [[UInt8]] = []
         for _ in 0..<n {
-            let name = try r.raw()
-            let t = try r.f64()
-            let (g, isNew) = name.withUnsafeBytes { devices.intern($0) }
-            guard isNew, Int(g) == owner.count else { throw SnapshotError("a device twice in the reader's state") }
-            owner.append(name.withUnsafeBytes { Int(DeviceTable.fnv1a($0) % UInt64(jobs)) })
-            last.append(t)
+            names.append(try r.raw())
+            last.append(try r.f64())
         }
         clock = try r.f64()
         seq = Int(try r.varint())
+        var free: [Int32] = []
+        var nextRank = UInt64(n)
+        if expires {
+            var seen = Set<Int32>()
+            free = try r.list { r throws(SnapshotError) -> Int32 in
+                let g = try r.i32()
+                guard g >= 0, Int(g) < n, seen.insert(g).inserted else { throw SnapshotError("the reader frees device \(g) of \(n)") }
+                return g
+            }
+            nextRank = try r.varint()
+            try expiry.restoreSnapshot(from: &r) { r throws(SnapshotError) -> Int32 in
+                let g = try r.i32()
+                guard g >= 0, Int(g) < n, !seen.contains(g) else { throw SnapshotError("the reader times device \(g) of \(n)") }
+                return g
+            }
+        }
+        let freed = Set(free)
+        for (k, name) in names.enumerated() {
+            // A free id is interned under a placeholder, then removed again (`restoreRemovals`).
+            let bytes = freed.contains(Int32(k)) ? DeviceTable.placeholderName(Int32(k)) : name
+            let (g, isNew) = bytes.withUnsafeBytes { devices.intern($0) }
+            guard isNew, Int(g) == k else { throw SnapshotError("a device twice in the reader's state") }
+            owner.append(bytes.withUnsafeBytes { Int(DeviceTable.fnv1a($0) % UInt64(jobs)) })
+        }
+        devices.restoreRemovals(free: free, nextRank: nextRank)
         return try r.list { r throws(SnapshotError) in try r.raw() }
     }
 
@@ -354,7 +431,7 @@ final class JobMerge {
     private(set) var jobStop: (Int, String)?
     private(set) var counts = [Int](repeating: 0, count: RegionEvent.Kind.allCases.count)
     private(set) var deliveryCounts = [Int](repeating: 0, count: EventWriter.triggerKinds.count)
-    private(set) var states: [(device: Int32, bytes: [UInt8])] = []
+    private(set) var states: [(rank: UInt64, bytes: [UInt8])] = []
     /// Per job, its state for the checkpoint being taken (`JobBatch.snapshot`), once it came.
     private(set) var jobStates: [[UInt8]?]
 

@@ -81,7 +81,7 @@ struct ReplayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Emit dwell once per visit after S seconds continuously inside (default: off).", valueName: "S"))
     var dwell: Double?
 
-    @Option(help: ArgumentHelp("Forget a device silent for S seconds of the stream clock: its visits end with exit and \"reason\":\"expired\" (stamped its last reading + S), its timers and notification center are dropped, its memory is freed; heard again, it is a new device. Memory stays bounded on an endless stream of new devices. Not with --jobs > 1 (default: off).", valueName: "S"))
+    @Option(help: ArgumentHelp("Forget a device silent for S seconds of the stream clock: its visits end with exit and \"reason\":\"expired\" (stamped its last reading + S), its timers and notification center are dropped, its memory is freed; heard again, it is a new device. Memory stays bounded on an endless stream of new devices, with --jobs N too (default: off).", valueName: "S"))
     var expire: Double?
 
     @Option(help: ArgumentHelp("Whether a device's first fix inside a region emits enter.", valueName: "enter|none"))
@@ -132,9 +132,6 @@ struct ReplayCommand: ParsableCommand {
         if !(safeDistance >= 0 && safeDistance.isFinite) { throw ValidationError("--safe-distance must be a finite number of metres ≥ 0") }
         if !(1...256).contains(jobs) { throw ValidationError("--jobs must be between 1 and 256") }
         if let expire, !(expire > 0 && expire.isFinite) { throw ValidationError("--expire must be a positive number of seconds") }
-        if expire != nil && jobs > 1 {
-            throw ValidationError("--expire with --jobs > 1 is not built yet (the reader thread's routing tables would still grow); use --jobs 1")
-        }
         if !(beaconExit > 0 && beaconExit.isFinite) { throw ValidationError("--beacon-exit must be a positive number of seconds") }
         if let until {
             guard let t = parseTime(until) else {

@@ -248,6 +248,11 @@ public final class DeviceTable {
         nextRank += 1
     }
 
+    /// Sets the rank the next new device (`intern`) or renewal (`renew`) takes. `replay --jobs`:
+    /// the reader counts ranks over the whole run, and a job's table takes each of its devices'
+    /// from it, so its timers tie and its `--state-out` entry sorts as on one thread.
+    public func setNextRank(_ rank: UInt64) { nextRank = rank }
+
     /// Copies the live names into a new arena, in id order, dropping removed ones' bytes.
     private func compactArena() {
         var fresh = PodList<UInt8>()

@@ -298,13 +298,17 @@ public final class Monitor: TimerOwner {
     }
 
     /// Ends every visit of region `r` with an exit stamped `t` and `reason` (`.removed`,
-    /// `.replaced`), devices in id order (first seen first); their neighbourhoods, which hold `r`
-    /// as visited, are dropped. Its dwell timers find no visit and fire nothing. The caller then
-    /// removes `r` from the index, which makes it never inside: other devices' neighbourhoods
-    /// that still hold it retest it as outside, and removing a region only moves boundaries
-    /// away, so their skip distances stay lower bounds.
+    /// `.replaced`), devices in first-seen order (rank order: id order unless `--expire` reused
+    /// ids, and in a `replay --jobs` job the whole run's order); their neighbourhoods, which hold
+    /// `r` as visited, are dropped. Its dwell timers find no visit and fire nothing. The caller
+    /// then removes `r` from the index, which makes it never inside: other devices'
+    /// neighbourhoods that still hold it retest it as outside, and removing a region only moves
+    /// boundaries away, so their skip distances stay lower bounds.
     public func endVisits(of r: Int32, at t: Double, reason: RegionEvent.ExitReason) {
-        for slot in 0..<stateCount {
+        var visiting: [Int] = []
+        for slot in 0..<stateCount where states[slot].visits.index(of: r) != nil { visiting.append(slot) }
+        if visiting.count > 1 { visiting.sort { devices.rank(Int32($0)) < devices.rank(Int32($1)) } }
+        for slot in visiting {
             guard let k = states[slot].visits.index(of: r) else { continue }
             let visit = states[slot].visits[k]
             states[slot].visits.remove(at: k)
