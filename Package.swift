@@ -21,6 +21,11 @@ let package = Package(
             pkgConfig: "geos",
             providers: [.apt(["libgeos-dev"]), .brew(["geos"])]
         ),
+        .systemLibrary(
+            name: "CRdKafka",
+            pkgConfig: "rdkafka",
+            providers: [.apt(["librdkafka-dev"]), .brew(["librdkafka"])]
+        ),
         // A cache prefetch hint for the hot path (Swift has no intrinsic for it).
         .target(name: "CPrefetch"),
         // glibc's sincos, which Swift's Glibc module does not export (a fix's unit vector).
@@ -60,6 +65,8 @@ let package = Package(
                 "GeotriggerScheduling",
             ]
         ),
+        // librdkafka's handles, each owned by one Swift object (SPEC §8, `geotrigger consume`).
+        .target(name: "GeotriggerKafka", dependencies: ["CRdKafka"]),
         // SPEC §6's benchmark scenarios (city, world, beacons), generated from a seed.
         .target(name: "GeotriggerScenarios", dependencies: ["Geotrigger"]),
         .executableTarget(
@@ -73,6 +80,7 @@ let package = Package(
         .testTarget(name: "GeotriggerGeometryTests", dependencies: ["GeotriggerGeometry"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GeotriggerMonitoringTests", dependencies: ["GeotriggerMonitoring"]),
         .testTarget(name: "GeotriggerSchedulingTests", dependencies: ["GeotriggerScheduling"]),
+        .testTarget(name: "GeotriggerKafkaTests", dependencies: ["GeotriggerKafka"]),
         .testTarget(name: "GeotriggerCLITests", dependencies: ["Geotrigger", "GeotriggerScenarios"], resources: [.copy("Fixtures")]),
     ]
 )
