@@ -246,9 +246,7 @@ public final class Replay {
             try runJobs(index: index, ids: ids, requests: requests, readings: merged, output: output, rejects: rejects,
                         totalBytes: totalBytes, resumed: resumed)
             tally.gpxPointsWithoutTime = merged.untimedPoints
-            tally.elapsed = monotonicSeconds() - start
-            tally.peakResidentBytes = peakResidentBytes()
-            return statistics
+            return finished(since: start)
         }
 
         // Requests were checked against the regions already, so this cannot refuse them.
@@ -305,9 +303,7 @@ public final class Replay {
             // Stopped by SIGINT or SIGTERM: the snapshot is the run's state; the same command goes on.
             try checkpoint(reported: reported)
             stoppedBySignal = true
-            tally.elapsed = monotonicSeconds() - start
-            tally.peakResidentBytes = peakResidentBytes()
-            return statistics
+            return finished(since: start)
         }
 
         // The last snapshot, at the end of the input and before --until and --state-out, which a
@@ -318,6 +314,12 @@ public final class Replay {
         if let failure = writer.failure { throw ReplayError.io(failure.description) }
         try finish(output: output, rejects: rejects, reported: reported, counts: writer.counts,
                    deliveryCounts: writer.deliveryCounts) { StateWriter.write(engine: engine, to: $0) }
+        return finished(since: start)
+    }
+
+    /// The run's statistics once it has ended (successfully or at a stop signal), with its time
+    /// and peak memory.
+    private func finished(since start: Double) -> ReplayStatistics {
         tally.elapsed = monotonicSeconds() - start
         tally.peakResidentBytes = peakResidentBytes()
         return statistics

@@ -126,7 +126,6 @@ final class Checkpointer {
 
     /// What a resumed run starts from.
     struct Resumed {
-        var sequence: Int
         var records: Int
         var inputs: [CheckpointedInput]
         var outputLength: Int
@@ -178,7 +177,7 @@ final class Checkpointer {
             sequence = newest.sequence
             nextAt = records + every
             self.inputs = inputs
-            return Resumed(sequence: newest.sequence, records: records, inputs: inputs, outputLength: outputLength,
+            return Resumed(records: records, inputs: inputs, outputLength: outputLength,
                            rejectsLength: rejectsLength, reported: reported, tally: tally, eventCounts: events,
                            deliveryCounts: deliveries, body: newest.body, engineOffset: r.offset)
         } catch let error as SnapshotError {

@@ -9,7 +9,4 @@ public enum StopSignals {
     /// Whether a stop signal has arrived.
     @inline(__always)
     public static var requested: Bool { geotrigger_stop_requested() != 0 }
-
-    /// Forgets a stop signal that was handled (a process that replays more than once).
-    public static func clear() { geotrigger_clear_stop_request() }
 }

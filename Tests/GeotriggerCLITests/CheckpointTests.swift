@@ -87,6 +87,11 @@ struct CheckpointTests {
         return stderr
     }
 
+    /// The snapshot files in a checkpoint folder, oldest first.
+    static func snapshotFiles(in checkpoints: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: checkpoints.path).filter { $0.hasSuffix(".gtc") }.sorted()
+    }
+
     /// The mixed case of the `--jobs` tests: requests, control records, dwell, bad records,
     /// two input files merged by time.
     static func mixedArguments() throws -> (dir: URL, arguments: [String]) {
@@ -138,7 +143,7 @@ struct CheckpointTests {
         let checkpoints = dir.appendingPathComponent("checkpoints")
         let options = files.arguments + ["--checkpoint", checkpoints.path, "--checkpoint-every", "2000"]
         #expect(try CLI.run(arguments + options).status == 0)
-        let snapshots = try FileManager.default.contentsOfDirectory(atPath: checkpoints.path).filter { $0.hasSuffix(".gtc") }.sorted()
+        let snapshots = try Self.snapshotFiles(in: checkpoints)
         try #require(snapshots.count == 2, "\(snapshots)")
 
         // The newest (the final one) loses its second half, as a torn write would leave it; the
@@ -154,7 +159,7 @@ struct CheckpointTests {
         #expect(files.outcome(stderr: resumed.stderr) == expected)
 
         // A flipped byte in the middle is found by the checksum.
-        let now = try FileManager.default.contentsOfDirectory(atPath: checkpoints.path).filter { $0.hasSuffix(".gtc") }.sorted()
+        let now = try Self.snapshotFiles(in: checkpoints)
         let last = checkpoints.appendingPathComponent(now.last!)
         var flipped = try Data(contentsOf: last)
         flipped[flipped.count / 2] ^= 0x40
@@ -195,7 +200,7 @@ struct CheckpointTests {
         let checkpoints = dir.appendingPathComponent("checkpoints")
         let options = files.arguments + ["--checkpoint", checkpoints.path, "--checkpoint-every", "150"]
         #expect(try CLI.run(arguments + options).status == 0)
-        let snapshots = try FileManager.default.contentsOfDirectory(atPath: checkpoints.path).filter { $0.hasSuffix(".gtc") }.sorted()
+        let snapshots = try Self.snapshotFiles(in: checkpoints)
         try #require(snapshots.count == 2, "\(snapshots)")
         try FileManager.default.removeItem(at: checkpoints.appendingPathComponent(snapshots[1]))
         let resumed = try CLI.run(arguments + options)

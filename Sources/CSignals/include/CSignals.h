@@ -38,7 +38,4 @@ static inline void geotrigger_catch_stop_signals(void) {
 /// Whether SIGINT or SIGTERM arrived since the handlers were installed.
 static inline int geotrigger_stop_requested(void) { return geotrigger_stop_note; }
 
-/// Forgets the note (a process that replays more than once).
-static inline void geotrigger_clear_stop_request(void) { geotrigger_stop_note = 0; }
-
 #endif
