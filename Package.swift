@@ -62,7 +62,7 @@ let package = Package(
             name: "Geotrigger",
             dependencies: [
                 "GeotriggerCore", "GeotriggerReadings", "GeotriggerGeometry", "GeotriggerMonitoring",
-                "GeotriggerScheduling",
+                "GeotriggerScheduling", "GeotriggerKafka",
             ]
         ),
         // librdkafka's handles, each owned by one Swift object (SPEC §8, `geotrigger consume`).

@@ -4,3 +4,4 @@
 @_exported import GeotriggerMonitoring
 @_exported import GeotriggerReadings
 @_exported import GeotriggerScheduling
+@_exported import GeotriggerKafka

@@ -127,10 +127,21 @@ public final class Replay {
     /// Loads the regions and builds the index, its regions in spatial order (`RegionOrder.spatial`:
     /// events are still reported in file order); a bad file stops here, before any reading.
     public static func loadIndex(path: String, hysteresis: Hysteresis, tree: SpatialIndexKind = .packed) throws -> RegionIndex {
+        let regions = try loadRegions(path: path)
         do {
-            let regions = try RegionFile.load(path: path)
             return try RegionIndex(regions: regions, hysteresis: hysteresis, tree: tree, order: .spatial)
         } catch var error as RegionFileError {
+            if error.file.isEmpty { error.file = path }
+            throw ReplayError.badRegions(error)
+        }
+    }
+
+    /// Reads and checks the regions file; a bad file stops here, with the exit status SPEC §2 gives it.
+    static func loadRegions(path: String) throws -> [Region] {
+        do {
+            return try RegionFile.load(path: path)
+        } catch {
+            var error = error
             if error.file.isEmpty { error.file = path }
             switch error.kind {
             case .fileNotFound: throw ReplayError.inputMissing(path)

@@ -9,7 +9,7 @@ struct GeotriggerCommand: ParsableCommand {
             Regions (circles, polygons) are indexed in a packed R-tree; polygons are tested with GEOS, circle decisions are \
             geodesic on the WGS84 ellipsoid. Events are written as NDJSON, one per line.
             """,
-        subcommands: [ReplayCommand.self, ScenarioCommand.self],
+        subcommands: [ReplayCommand.self, ConsumeCommand.self, ScenarioCommand.self, MockKafkaCommand.self],
         defaultSubcommand: nil
     )
 }

@@ -51,11 +51,10 @@ struct ReplayCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("Regions file: GeoJSON FeatureCollection, or CSV with header id,lat,lon,radius.", valueName: "file"))
-    var regions: String
 
-    @Option(help: ArgumentHelp("Notification requests: a JSON array of {id, content, trigger, devices}. Location, timeInterval, calendar and push triggers; deliveries are written as \"deliver\" events.", valueName: "file"))
-    var requests: String?
+
+    @OptionGroup(title: "Regions and decisions")
+    var engine: EngineOptions
 
     @Argument(help: ArgumentHelp("Reading files (NDJSON, CSV or GPX). None, or -, reads standard input (NDJSON unless --format).", valueName: "readings"))
     var readings: [String] = []
@@ -65,6 +64,93 @@ struct ReplayCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("Device id for GPX input (default: the file name without extension); at most 256 bytes of UTF-8.", valueName: "id"))
     var device: String?
+
+
+
+
+
+
+
+
+
+
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write events to FILE instead of standard output.", valueName: "file"))
+    var output: String?
+
+    @Option(help: ArgumentHelp("Write every rejected record as SOURCE:LINE<TAB>reason<TAB>record.", valueName: "file"))
+    var rejects: String?
+
+    @Option(help: ArgumentHelp("At the end, write JSON with each device's region states.", valueName: "file"))
+    var stateOut: String?
+
+    @Option(help: ArgumentHelp("Spread devices over N threads (by a hash of the device id), each with its own region index and engine. Events, rejected-record reports, --state-out and the summary counts are byte for byte those of --jobs 1: timers still fire in stream-clock order across devices. Besides the N jobs, one thread reads, routes and merges; each job builds its own copy of the index (memory and start-up time grow with N).", valueName: "N"))
+    var jobs: Int = 1
+
+    @Option(help: ArgumentHelp("Keep the run's state in DIR: a snapshot every --checkpoint-every records, at the end, and on SIGINT/SIGTERM (then exit 0). Running the same command again resumes from the newest snapshot: output and --rejects are cut back to where it was taken, inputs are read on from there, and the final files are byte for byte those of a run never interrupted. A snapshot of another run (other regions, requests, options or inputs) is refused (exit 65).", valueName: "DIR"))
+    var checkpoint: String?
+
+    @Option(help: ArgumentHelp("Records between snapshots with --checkpoint.", valueName: "N"))
+    var checkpointEvery: Int = 1_000_000
+
+
+    @Flag(inversion: .prefixedNo, help: "Show a progress bar on stderr (default: when replaying files to a terminal).")
+    var progress: Bool?
+
+    @Flag(name: .shortAndLong, help: "Do not print the summary on stderr.")
+    var quiet = false
+
+    func validate() throws {
+        if !(1...256).contains(jobs) { throw ValidationError("--jobs must be between 1 and 256") }
+        if let device, !InputLimits.identifierFits(device) { throw ValidationError(Replay.deviceTooLong(device)) }
+        if checkpointEvery < 1 { throw ValidationError("--checkpoint-every must be a positive number of records") }
+    }
+
+    func run() throws {
+        var config = engine.configuration()
+        config.inputs = readings
+        config.format = format
+        config.device = device
+        config.outputPath = output
+        config.rejectsPath = rejects
+        config.statePath = stateOut
+        config.jobs = jobs
+        config.checkpointDirectory = checkpoint
+        config.checkpointEvery = checkpointEvery
+        let readsFiles = readings.contains { $0 != "-" }
+        config.progress = progress ?? (readsFiles && isatty(STDERR_FILENO) != 0)
+
+        let replay = Replay(configuration: config)
+        do {
+            let stats = try replay.run()
+            if replay.stoppedBySignal {
+                writeStandardError("geotrigger: stopped by a signal; the checkpoint in \(checkpoint ?? "") holds the run: "
+                                   + "run the same command again to go on\n")
+            }
+            if !quiet { writeStandardError(stats.summary) }
+        } catch let error as ReplayError {
+            writeStandardError("geotrigger: \(error)\n")
+            if !quiet && error.exitStatus == 65, case .strictRejection = error {
+                writeStandardError(replay.statistics.summary)
+            }
+            throw ExitCode(error.exitStatus)
+        }
+    }
+}
+
+/// Unix seconds or RFC 3339.
+func parseTime(_ s: String) -> Double? {
+    if let v = Double(s), v.isFinite { return v }
+    return RFC3339.parse(s)
+}
+
+/// The options `replay` and `consume` share: what the engine is given and how it decides.
+struct EngineOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Regions file: GeoJSON FeatureCollection, or CSV with header id,lat,lon,radius.", valueName: "file"))
+    var regions: String
+
+    @Option(help: ArgumentHelp("Notification requests: a JSON array of {id, content, trigger, devices}. Location, timeInterval, calendar and push triggers; deliveries are written as \"deliver\" events.", valueName: "file"))
+    var requests: String?
 
     @Option(help: ArgumentHelp("Leave a circle only beyond radius + M metres. Default: max(20, 10 % of the radius) per region; 0 = exact boundary.", valueName: "M"))
     var hysteresis: Double?
@@ -96,32 +182,8 @@ struct ReplayCommand: ParsableCommand {
     @Flag(help: "Stop at the first bad reading (exit 65) instead of reporting and skipping it.")
     var strict = false
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write events to FILE instead of standard output.", valueName: "file"))
-    var output: String?
-
-    @Option(help: ArgumentHelp("Write every rejected record as SOURCE:LINE<TAB>reason<TAB>record.", valueName: "file"))
-    var rejects: String?
-
-    @Option(help: ArgumentHelp("At the end, write JSON with each device's region states.", valueName: "file"))
-    var stateOut: String?
-
-    @Option(help: ArgumentHelp("Spread devices over N threads (by a hash of the device id), each with its own region index and engine. Events, rejected-record reports, --state-out and the summary counts are byte for byte those of --jobs 1: timers still fire in stream-clock order across devices. Besides the N jobs, one thread reads, routes and merges; each job builds its own copy of the index (memory and start-up time grow with N).", valueName: "N"))
-    var jobs: Int = 1
-
-    @Option(help: ArgumentHelp("Keep the run's state in DIR: a snapshot every --checkpoint-every records, at the end, and on SIGINT/SIGTERM (then exit 0). Running the same command again resumes from the newest snapshot: output and --rejects are cut back to where it was taken, inputs are read on from there, and the final files are byte for byte those of a run never interrupted. A snapshot of another run (other regions, requests, options or inputs) is refused (exit 65).", valueName: "DIR"))
-    var checkpoint: String?
-
-    @Option(help: ArgumentHelp("Records between snapshots with --checkpoint.", valueName: "N"))
-    var checkpointEvery: Int = 1_000_000
-
     @Flag(help: "Echo each region's properties in its events.")
     var echoProperties = false
-
-    @Flag(inversion: .prefixedNo, help: "Show a progress bar on stderr (default: when replaying files to a terminal).")
-    var progress: Bool?
-
-    @Flag(name: .shortAndLong, help: "Do not print the summary on stderr.")
-    var quiet = false
 
     func validate() throws {
         if let hysteresis, !(hysteresis >= 0 && hysteresis.isFinite) {
@@ -130,7 +192,6 @@ struct ReplayCommand: ParsableCommand {
         if !(maxAccuracy >= 0 && maxAccuracy.isFinite) { throw ValidationError("--max-accuracy must be a finite number of metres ≥ 0") }
         if let dwell, !(dwell > 0 && dwell.isFinite) { throw ValidationError("--dwell must be a positive number of seconds") }
         if !(safeDistance >= 0 && safeDistance.isFinite) { throw ValidationError("--safe-distance must be a finite number of metres ≥ 0") }
-        if !(1...256).contains(jobs) { throw ValidationError("--jobs must be between 1 and 256") }
         if let expire, !(expire > 0 && expire.isFinite) { throw ValidationError("--expire must be a positive number of seconds") }
         if !(beaconExit > 0 && beaconExit.isFinite) { throw ValidationError("--beacon-exit must be a positive number of seconds") }
         if let until {
@@ -139,53 +200,20 @@ struct ReplayCommand: ParsableCommand {
             }
             if !InputLimits.timeIsWritable(t) { throw ValidationError("\(Replay.untilOutOfRange), not \"\(until)\"") }
         }
-        if let device, !InputLimits.identifierFits(device) { throw ValidationError(Replay.deviceTooLong(device)) }
-        if checkpointEvery < 1 { throw ValidationError("--checkpoint-every must be a positive number of records") }
     }
 
-    func run() throws {
+    /// A replay configuration with these options set.
+    func configuration() -> ReplayConfiguration {
         var config = ReplayConfiguration(regionsPath: regions)
         config.requestsPath = requests
-        config.inputs = readings
-        config.format = format
-        config.device = device
         config.hysteresis = hysteresis.map { .metres($0) } ?? .automatic
         config.monitor = MonitorOptions(maxAccuracy: maxAccuracy, dwell: dwell, initial: initial,
                                         safeDistance: safeDistance > 0 ? safeDistance : nil, expire: expire)
         config.beacons.exitAfter = beaconExit
         config.until = until.flatMap(parseTime)
         config.strict = strict
-        config.outputPath = output
-        config.rejectsPath = rejects
-        config.statePath = stateOut
         config.echoProperties = echoProperties
-        config.jobs = jobs
         config.tree = tree
-        config.checkpointDirectory = checkpoint
-        config.checkpointEvery = checkpointEvery
-        let readsFiles = readings.contains { $0 != "-" }
-        config.progress = progress ?? (readsFiles && isatty(STDERR_FILENO) != 0)
-
-        let replay = Replay(configuration: config)
-        do {
-            let stats = try replay.run()
-            if replay.stoppedBySignal {
-                writeStandardError("geotrigger: stopped by a signal; the checkpoint in \(checkpoint ?? "") holds the run: "
-                                   + "run the same command again to go on\n")
-            }
-            if !quiet { writeStandardError(stats.summary) }
-        } catch let error as ReplayError {
-            writeStandardError("geotrigger: \(error)\n")
-            if !quiet && error.exitStatus == 65, case .strictRejection = error {
-                writeStandardError(replay.statistics.summary)
-            }
-            throw ExitCode(error.exitStatus)
-        }
+        return config
     }
-}
-
-/// Unix seconds or RFC 3339.
-func parseTime(_ s: String) -> Double? {
-    if let v = Double(s), v.isFinite { return v }
-    return RFC3339.parse(s)
 }

@@ -57,8 +57,10 @@ public struct KafkaSettings: Sendable {
 final class KafkaHandle {
     let pointer: OpaquePointer
 
-    init(_ type: rd_kafka_type_t, _ settings: KafkaSettings) throws(KafkaError) {
+    /// `configure` sets what settings cannot say (callbacks, their opaque) on the configuration.
+    init(_ type: rd_kafka_type_t, _ settings: KafkaSettings, configure: (OpaquePointer) -> Void = { _ in }) throws(KafkaError) {
         let conf = try settings.makeConfiguration()
+        configure(conf)
         var errstr = [CChar](repeating: 0, count: 512)
         guard let rk = rd_kafka_new(type, conf, &errstr, errstr.count) else {
             // Not taken over when creation fails.
@@ -71,20 +73,65 @@ final class KafkaHandle {
     deinit { rd_kafka_destroy(pointer) }
 }
 
+/// What a producer learns of each message it queued, once the brokers have answered
+/// (`rd_kafka_conf_set_dr_msg_cb`). Called on the thread that calls `poll` or `flush`.
+public protocol KafkaDeliveryHandler: AnyObject {
+    /// Message `token` (given to `produce`) is stored at `offset` of `partition` (offset < 0:
+    /// stored, but an idempotent producer's retry did not learn where), or failed with `error`.
+    func delivered(token: Int, topic: String, partition: Int32, offset: Int64, error: KafkaError?)
+}
+
+/// The C delivery callback's way back to Swift: the client's opaque is this object, unretained
+/// (the producer owns it and outlives the client handle).
+final class DeliveryRelay {
+    weak var handler: (any KafkaDeliveryHandler)?
+    /// Messages that failed, whether or not a handler heard of them.
+    var failures = 0
+    var firstFailure: KafkaError?
+}
+
+private let deliveryCallback: @convention(c) (OpaquePointer?, UnsafePointer<rd_kafka_message_t>?, UnsafeMutableRawPointer?)
+    -> Void = { _, message, opaque in
+        guard let message, let opaque else { return }
+        let relay = Unmanaged<DeliveryRelay>.fromOpaque(opaque).takeUnretainedValue()
+        let m = message.pointee
+        var error: KafkaError?
+        if m.err != RD_KAFKA_RESP_ERR_NO_ERROR {
+            error = KafkaError(m.err, "delivery")
+            relay.failures += 1
+            if relay.firstFailure == nil { relay.firstFailure = error }
+        }
+        guard let handler = relay.handler else { return }
+        let token = Int(bitPattern: m._private)
+        let topic = m.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? ""
+        handler.delivered(token: token, topic: topic, partition: m.partition, offset: m.offset, error: error)
+    }
+
 /// A producer: keyed messages to topics (partition chosen by librdkafka's partitioner from the
 /// key, so a device's messages stay in one partition, in order).
 public final class KafkaProducer {
     let handle: KafkaHandle
+    private let relay: DeliveryRelay
     /// Topic handles by name, each destroyed once, before the client.
     private var topics: [String: OpaquePointer] = [:]
 
-    public init(settings: KafkaSettings) throws(KafkaError) {
-        handle = try KafkaHandle(RD_KAFKA_PRODUCER, settings)
+    /// `delivery`, if given, hears of every message's fate during `poll` and `flush`.
+    public init(settings: KafkaSettings, delivery: (any KafkaDeliveryHandler)? = nil) throws(KafkaError) {
+        let relay = DeliveryRelay()
+        relay.handler = delivery
+        self.relay = relay
+        handle = try KafkaHandle(RD_KAFKA_PRODUCER, settings) { conf in
+            rd_kafka_conf_set_dr_msg_cb(conf, deliveryCallback)
+            rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(relay).toOpaque())
+        }
     }
 
     deinit {
         for (_, t) in topics { rd_kafka_topic_destroy(t) }
     }
+
+    /// Messages that could not be delivered so far, and the first one's error.
+    public var failures: (count: Int, first: KafkaError?) { (relay.failures, relay.firstFailure) }
 
     private func topic(_ name: String) throws(KafkaError) -> OpaquePointer {
         if let t = topics[name] { return t }
@@ -95,14 +142,16 @@ public final class KafkaProducer {
         return t
     }
 
-    /// Queues one message (copied); waits for room when the queue is full.
+    /// Queues one message (librdkafka copies key and value); waits for room when the queue is
+    /// full. `token` comes back to the delivery handler.
     public func produce(topic name: String, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer,
-                        partition: Int32 = -1) throws(KafkaError) {
+                        partition: Int32 = -1, token: Int = 0) throws(KafkaError) {
         let t = try topic(name)
         while true {
+            // 0 when queued; -1 with the reason in rd_kafka_last_error().
             let r = rd_kafka_produce(t, partition, RD_KAFKA_MSG_F_COPY,
                                      UnsafeMutableRawPointer(mutating: value.baseAddress), value.count,
-                                     key?.baseAddress, key?.count ?? 0, nil)
+                                     key?.baseAddress, key?.count ?? 0, UnsafeMutableRawPointer(bitPattern: token))
             if r == 0 { return }
             let err = rd_kafka_last_error()
             guard err == RD_KAFKA_RESP_ERR__QUEUE_FULL else { throw KafkaError(err, "produce to \(name)") }
@@ -110,19 +159,26 @@ public final class KafkaProducer {
         }
     }
 
-    public func produce(topic: String, key: String?, value: String) throws {
+    public func produce(topic: String, key: String?, value: String, partition: Int32 = -1) throws {
         let v = Array(value.utf8)
         let k = key.map { Array($0.utf8) }
         try v.withUnsafeBytes { v in
             if let k {
-                try k.withUnsafeBytes { k in try produce(topic: topic, key: k, value: v) }
+                try k.withUnsafeBytes { k in try produce(topic: topic, key: k, value: v, partition: partition) }
             } else {
-                try produce(topic: topic, key: nil, value: v)
+                try produce(topic: topic, key: nil, value: v, partition: partition)
             }
         }
     }
 
-    /// Waits until every queued message is delivered (or `milliseconds` pass).
+    /// Serves delivery reports that have arrived (waiting up to `milliseconds`).
+    public func poll(milliseconds: Int32 = 0) { rd_kafka_poll(handle.pointer, milliseconds) }
+
+    /// Messages queued or in flight, not yet reported.
+    public var outstanding: Int { Int(rd_kafka_outq_len(handle.pointer)) }
+
+    /// Waits until every queued message is delivered or failed (or `milliseconds` pass: then
+    /// throws `_TIMED_OUT`), serving delivery reports.
     public func flush(milliseconds: Int32 = 10_000) throws(KafkaError) {
         let err = rd_kafka_flush(handle.pointer, milliseconds)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, "flush") }
@@ -138,18 +194,155 @@ public struct KafkaMessage: Sendable, Equatable {
     public var value: [UInt8]
 }
 
+/// A partition of a topic, as the group assigns them.
+public struct KafkaPartition: Hashable, Sendable, CustomStringConvertible {
+    public var topic: String
+    public var partition: Int32
+    public init(topic: String, partition: Int32) {
+        self.topic = topic
+        self.partition = partition
+    }
+    public var description: String { "\(topic)[\(partition)]" }
+}
+
+/// What a group member does when the group moves partitions (`rd_kafka_conf_set_rebalance_cb`).
+/// Called on the consuming thread, inside `poll` or `close`.
+public protocol KafkaRebalanceHandler: AnyObject {
+    /// `partitions` are now this member's. Returns where to start reading each: an offset, or
+    /// nil for the group's committed offset (the topic's start if none).
+    func assigned(_ partitions: [KafkaPartition]) -> [Int64?]
+    /// `partitions` are being taken away. With `lost`, they are already someone else's (the
+    /// session timed out): nothing may be committed for them.
+    func revoked(_ partitions: [KafkaPartition], lost: Bool)
+}
+
+/// The C rebalance callback's way back to Swift: the client's opaque is this object, unretained
+/// (the consumer owns it and outlives the client handle). It does the assignment itself, so the
+/// group moves on even when no handler is set (or the handler is gone).
+final class RebalanceRelay {
+    weak var handler: (any KafkaRebalanceHandler)?
+    /// Rebalances seen, for tests and the summary.
+    var assignments = 0
+    var revocations = 0
+
+    func rebalance(_ rk: OpaquePointer, _ err: rd_kafka_resp_err_t,
+                   _ list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) {
+        let cooperative = String(cString: rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE"
+        let partitions = (0..<Int(list.pointee.cnt)).map { k in
+            KafkaPartition(topic: String(cString: list.pointee.elems[k].topic), partition: list.pointee.elems[k].partition)
+        }
+        switch err {
+        case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+            assignments += 1
+            let starts = handler?.assigned(partitions) ?? []
+            for k in 0..<partitions.count {
+                // RD_KAFKA_OFFSET_INVALID (-1001): the committed offset, else auto.offset.reset.
+                list.pointee.elems[k].offset = (k < starts.count ? starts[k] : nil) ?? Int64(RD_KAFKA_OFFSET_INVALID)
+            }
+            if cooperative {
+                // Returns an error object (NULL on success) the caller must destroy.
+                if let error = rd_kafka_incremental_assign(rk, list) { rd_kafka_error_destroy(error) }
+            } else {
+                rd_kafka_assign(rk, list)
+            }
+        case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
+            revocations += 1
+            handler?.revoked(partitions, lost: rd_kafka_assignment_lost(rk) != 0)
+            if cooperative {
+                if let error = rd_kafka_incremental_unassign(rk, list) { rd_kafka_error_destroy(error) }
+            } else {
+                rd_kafka_assign(rk, nil)
+            }
+        default:
+            // A rebalance error: drop the assignment; the group hands the partitions out again.
+            rd_kafka_assign(rk, nil)
+        }
+    }
+}
+
+private let rebalanceCallback: @convention(c) (OpaquePointer?, rd_kafka_resp_err_t,
+                                                UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?,
+                                                UnsafeMutableRawPointer?) -> Void = { rk, err, list, opaque in
+    guard let rk, let list, let opaque else { return }
+    Unmanaged<RebalanceRelay>.fromOpaque(opaque).takeUnretainedValue().rebalance(rk, err, list)
+}
+
+/// One message of a `KafkaMessageBatch`, viewed in place: its bytes stay valid until the batch
+/// is released.
+public struct KafkaMessageView {
+    /// 0, or the error this entry reports (`_PARTITION_EOF` and the like); `value` then holds its text.
+    public var error: Int32
+    public var partition: Int32
+    public var offset: Int64
+    public var key: UnsafeRawBufferPointer
+    public var value: UnsafeRawBufferPointer
+}
+
+/// Room for the messages of one `KafkaConsumer.poll(into:)`, reused from batch to batch: the
+/// consuming loop allocates nothing per message. Owns the messages it holds until `release`.
+public final class KafkaMessageBatch {
+    public let capacity: Int
+    let messages: UnsafeMutablePointer<UnsafeMutablePointer<rd_kafka_message_t>?>
+    public private(set) var count = 0
+
+    public init(capacity: Int = 4096) {
+        self.capacity = capacity
+        messages = .allocate(capacity: capacity)
+        messages.initialize(repeating: nil, count: capacity)
+    }
+
+    deinit {
+        release()
+        messages.deallocate()
+    }
+
+    func filled(_ n: Int) { count = n }
+
+    @inline(__always)
+    public subscript(k: Int) -> KafkaMessageView {
+        let m = messages[k]!.pointee
+        return KafkaMessageView(
+            error: Int32(m.err.rawValue), partition: m.partition, offset: m.offset,
+            key: UnsafeRawBufferPointer(start: m.key, count: m.key == nil ? 0 : m.key_len),
+            value: UnsafeRawBufferPointer(start: m.payload, count: m.payload == nil ? 0 : m.len))
+    }
+
+    /// Hands the messages back to librdkafka.
+    public func release() {
+        for k in 0..<count { rd_kafka_message_destroy(messages[k]) }
+        count = 0
+    }
+}
+
 /// A member of a consumer group (`group.id` in its settings).
 public final class KafkaConsumer {
     let handle: KafkaHandle
+    private let relay = RebalanceRelay()
+    /// The consumer queue, for batches (`rd_kafka_queue_get_consumer`: owned, destroyed once).
+    private let queue: OpaquePointer
     private var closed = false
 
-    public init(settings: KafkaSettings) throws(KafkaError) {
-        handle = try KafkaHandle(RD_KAFKA_CONSUMER, settings)
+    /// `rebalance`, if given, hears of every assignment and revocation before it takes effect;
+    /// set `partition.assignment.strategy=cooperative-sticky` for incremental ones.
+    public init(settings: KafkaSettings, rebalance: (any KafkaRebalanceHandler)? = nil) throws(KafkaError) {
+        let relay = relay
+        relay.handler = rebalance
+        handle = try KafkaHandle(RD_KAFKA_CONSUMER, settings) { conf in
+            rd_kafka_conf_set_rebalance_cb(conf, rebalanceCallback)
+            rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(relay).toOpaque())
+        }
         // Everything, rebalances included, through the consumer queue.
         rd_kafka_poll_set_consumer(handle.pointer)
+        queue = rd_kafka_queue_get_consumer(handle.pointer)
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        rd_kafka_queue_destroy(queue)
+    }
+
+    /// Assignments and revocations so far.
+    public var rebalances: (assigned: Int, revoked: Int) { (relay.assignments, relay.revocations) }
 
     public func subscribe(_ topics: [String]) throws(KafkaError) {
         let list = rd_kafka_topic_partition_list_new(Int32(topics.count))!
@@ -173,6 +366,17 @@ public final class KafkaConsumer {
                             offset: m.pointee.offset, key: key, value: value)
     }
 
+    /// Fills `batch` (released first) with what arrives within `milliseconds`, up to its
+    /// capacity; rebalances are served on the way. Returns how many entries it holds (messages
+    /// and error entries: see `KafkaMessageView.error`).
+    public func poll(into batch: KafkaMessageBatch, milliseconds: Int32) -> Int {
+        batch.release()
+        // -1 on error (the queue is gone); else the number of entries written.
+        let n = rd_kafka_consume_batch_queue(queue, milliseconds, batch.messages, batch.capacity)
+        batch.filled(max(0, n))
+        return batch.count
+    }
+
     /// Commits `offset` (the next message to read) for a partition, with `metadata` (at most a
     /// few kilobytes: the broker's `offset.metadata.max.bytes`), and waits for it.
     public func commit(topic: String, partition: Int32, offset: Int64, metadata: String = "") throws(KafkaError) {
@@ -187,6 +391,9 @@ public final class KafkaConsumer {
         }
         let err = rd_kafka_commit(handle.pointer, list, 0)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, "commit") }
+        // The call's result is the request's; a partition's own error is in its entry.
+        let e = list.pointee.elems.pointee.err
+        if e != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(e, "commit") }
     }
 
     /// The group's committed offset and metadata for a partition (offset < 0: none).
@@ -218,11 +425,70 @@ public final class KafkaConsumer {
         }
     }
 
-    /// Leaves the group cleanly (its partitions are handed over at once); idempotent.
+    /// Leaves the group cleanly (its partitions are revoked, through the handler, and handed
+    /// over at once); idempotent.
     public func close() {
         guard !closed else { return }
         closed = true
         rd_kafka_consumer_close(handle.pointer)
+    }
+}
+
+/// Reads a range of one partition, outside any group (`rd_kafka_assign`, nothing committed):
+/// how a snapshot is fetched back from the state topic.
+public final class KafkaPartitionReader {
+    let handle: KafkaHandle
+
+    /// `settings` need `bootstrap.servers`. `group` names no group this reader joins (it
+    /// assigns, and commits nothing), but librdkafka's assign wants one set.
+    public init(settings: KafkaSettings, group: String = "geotrigger-partition-reader") throws(KafkaError) {
+        handle = try KafkaHandle(RD_KAFKA_CONSUMER, settings + [("group.id", group), ("enable.auto.commit", "false"), ("fetch.wait.max.ms", "10"),
+                                                                ("enable.auto.offset.store", "false")])
+        rd_kafka_poll_set_consumer(handle.pointer)
+    }
+
+    /// Connects to the cluster now (a metadata request, up to `milliseconds`), so that the first
+    /// `read` does not pay for it.
+    public func connect(milliseconds: Int32 = 5_000) {
+        var metadata: UnsafePointer<rd_kafka_metadata>?
+        // RD_KAFKA_RESP_ERR_NO_ERROR with `metadata` set, which the caller frees.
+        if rd_kafka_metadata(handle.pointer, 0, nil, &metadata, milliseconds) == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata {
+            rd_kafka_metadata_destroy(metadata)
+        }
+    }
+
+    /// The messages of `partition` from offset `first` through `last`, in order (fewer if the
+    /// partition has been cut by retention, or `milliseconds` pass first).
+    public func read(topic: String, partition: Int32, from first: Int64, through last: Int64,
+                     milliseconds: Int32 = 30_000) throws(KafkaError) -> [KafkaMessage] {
+        let list = rd_kafka_topic_partition_list_new(1)!
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        rd_kafka_topic_partition_list_add(list, topic, partition)!.pointee.offset = first
+        var err = rd_kafka_assign(handle.pointer, list)
+        if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, "assign \(topic)[\(partition)]") }
+        defer { rd_kafka_assign(handle.pointer, nil) }
+        var got: [KafkaMessage] = []
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let end = Double(deadline.tv_sec) + Double(deadline.tv_nsec) * 1e-9 + Double(milliseconds) / 1000
+        while got.last.map({ $0.offset < last }) ?? true {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            if Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9 > end { break }
+            guard let m = rd_kafka_consumer_poll(handle.pointer, 100) else { continue }
+            defer { rd_kafka_message_destroy(m) }
+            err = m.pointee.err
+            if err == RD_KAFKA_RESP_ERR__PARTITION_EOF {
+                // Nothing more: the range's end is not there (cut, or never written).
+                if m.pointee.offset <= last { break }
+                continue
+            }
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, "read \(topic)[\(partition)]") }
+            let value = m.pointee.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: m.pointee.len)) } ?? []
+            let key = m.pointee.key.map { Array(UnsafeRawBufferPointer(start: $0, count: m.pointee.key_len)) }
+            got.append(KafkaMessage(topic: topic, partition: partition, offset: m.pointee.offset, key: key, value: value))
+        }
+        return got
     }
 }
 

@@ -101,6 +101,39 @@ final class LineFraming {
         }
     }
 
+    /// One record held in memory (a Kafka message's payload), parsed as `next` parses a line and
+    /// counted as the next line; a trailing newline (or CR LF) is not part of it. `.end` when it
+    /// is blank (counted in `blankLines`, as a blank line is).
+    @inline(__always)
+    func decode(_ record: UnsafeRawBufferPointer, maxLength: Int,
+                _ parse: (_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Outcome) -> DecodeStep {
+        lineNumber += 1
+        var n = record.count
+        if n > 0 && record[n - 1] == 0x0A { n -= 1 }
+        if n > 0 && record[n - 1] == 0x0D { n -= 1 }
+        let l = UnsafeRawBufferPointer(rebasing: record[0..<n])
+        line = l
+        if n > maxLength {
+            line = UnsafeRawBufferPointer(rebasing: record[0..<maxLength])
+            return .rejected(.lineTooLong)
+        }
+        guard n > 0 else {
+            blankLines += 1
+            return .end
+        }
+        if n > scratchCapacity { growScratch(n) }
+        switch parse(l.baseAddress!.assumingMemoryBound(to: UInt8.self), n) {
+        case .reading:
+            reading.line = l
+            return .reading
+        case .blank, .consumed:
+            blankLines += 1
+            return .end
+        case .rejected(let reason):
+            return .rejected(reason)
+        }
+    }
+
     /// `next(parse)`, but first offers the buffered bytes to `whole`, a parser that finds its own
     /// line's end: it returns the length of a line it decoded as a reading into `reading` when
     /// that line ends in a newline or CR LF within the bytes it was given (-1 for anything else,

@@ -44,6 +44,30 @@ public final class NDJSONDecoder: ReadingDecoder {
             bufferSize: bufferSize, maxLineLength: maxLineLength)
     }
 
+    /// A decoder of records that arrive one at a time in memory (`decode(record:)`), not from a
+    /// descriptor: Kafka messages, one NDJSON record each.
+    public convenience init(recordsNamed sourceName: String, defaultDevice: String? = nil, maxRecordLength: Int = 1 << 20) {
+        self.init(fd: -1, sourceName: sourceName, defaultDevice: defaultDevice, bufferSize: 4096,
+                  maxLineLength: maxRecordLength)
+        self.maxRecordLength = maxRecordLength
+    }
+
+    private var maxRecordLength = 1 << 20
+
+    /// Decodes one record held in memory (a trailing newline allowed), which counts as the next
+    /// line: `.reading` (then `current`), `.rejected` (then `rejectedLine`), or `.end` for a blank
+    /// record (counted in `blankLines`). Nothing is allocated; `current` stays valid until the
+    /// next call and while `record`'s bytes do.
+    public func decode(record: UnsafeRawBufferPointer) -> DecodeStep {
+        framing.decode(record, maxLength: maxRecordLength) { p, n in
+            switch parse(p, n) {
+            case 0: .reading
+            case 1: .blank
+            case let code: .rejected(rejectReason(code))
+            }
+        }
+    }
+
     public func next() -> DecodeStep {
         @inline(__always) func outcome(_ p: UnsafePointer<UInt8>, _ n: Int) -> LineFraming.Outcome {
             switch parse(p, n) {

@@ -1,0 +1,565 @@
+import GeotriggerCore
+import GeotriggerGeometry
+import GeotriggerKafka
+import GeotriggerMonitoring
+import GeotriggerReadings
+import GeotriggerScheduling
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Everything `geotrigger consume` needs (SPEC §8), as plain values.
+public struct ConsumeConfiguration: Sendable {
+    /// The regions, requests and engine options, as `replay` takes them (`until` applies when the
+    /// process stops for `--exit-when-idle`; inputs, outputs, jobs and checkpoints do not apply).
+    public var replay: ReplayConfiguration
+    /// `bootstrap.servers`.
+    public var brokers: String
+    /// Topic IN: readings, one NDJSON record per message, keyed by device.
+    public var topic: String
+    public var group: String
+    /// Topic OUT: events, keyed by device, each with its `"id"`.
+    public var eventsTopic: String
+    /// Stop (checkpoint, leave the group) after this many seconds without a record.
+    public var exitWhenIdle: Double?
+    /// Records of a partition between its snapshots.
+    public var checkpointEvery = 100_000
+    /// librdkafka settings passed through (`--kafka-config`), applied after ours.
+    public var kafkaSettings: [(String, String)] = []
+    /// Write a line on stderr for each partition assigned or revoked.
+    public var verbose = true
+
+    public var stateTopic: String { group + "-state" }
+    public var rejectsTopic: String { group + "-rejects" }
+
+    public init(replay: ReplayConfiguration, brokers: String, topic: String, group: String, eventsTopic: String) {
+        self.replay = replay
+        self.brokers = brokers
+        self.topic = topic
+        self.group = group
+        self.eventsTopic = eventsTopic
+    }
+}
+
+/// Why `consume` stopped early; each maps to one exit status of SPEC §2.
+public enum ConsumeError: Error, CustomStringConvertible {
+    /// The regions or requests file, or the command line (as `replay`'s).
+    case replay(ReplayError)
+    /// A partition's snapshot cannot be used: of another configuration, corrupt or gone (65).
+    case snapshot(String)
+    /// Kafka refused or failed (74): a setting, a client, a delivery.
+    case kafka(String)
+    /// A bad reading under `--strict` (65).
+    case strictRejection(String)
+
+    public var exitStatus: Int32 {
+        switch self {
+        case .replay(let e): return e.exitStatus
+        case .snapshot, .strictRejection: return 65
+        case .kafka: return 74
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .replay(let e): return e.description
+        case .snapshot(let s), .kafka(let s): return s
+        case .strictRejection(let s): return "\(s) (stopped by --strict)"
+        }
+    }
+}
+
+/// What a consumer process did: the replay's counts, and the group's doings.
+public struct ConsumeStatistics: Sendable {
+    public var replay = ReplayStatistics()
+    public var partitionsAssigned = 0
+    public var partitionsRevoked = 0
+    public var partitionsLost = 0
+    /// Partitions that resumed from a snapshot, and the time loading them took.
+    public var snapshotsLoaded = 0
+    public var snapshotLoadSeconds = 0.0
+    public var snapshotsWritten = 0
+    public var snapshotBytes = 0
+    public var snapshotSeconds = 0.0
+    /// Devices in the snapshots written (for bytes per device).
+    public var snapshotDevices = 0
+    public var commits = 0
+    /// Commits refused (a rebalance under way, a broker down), retried later or left to the
+    /// partition's next owner.
+    public var commitsFailed = 0
+    public var eventsProduced = 0
+    /// Messages passed over: of a partition not (or no longer) assigned here, or before the
+    /// partition's next offset (read again after a rebalance).
+    public var staleMessages = 0
+    /// From the first record to the last, the time spent on records (for records/s).
+    public var busySeconds = 0.0
+
+    public var summary: String {
+        var s = replay.summary.replacingOccurrences(of: " from 1 input:", with: ":")
+        var lines: [String] = []
+        lines.append("partitions: \(grouped(partitionsAssigned)) assigned (\(grouped(snapshotsLoaded)) resumed from snapshots "
+                     + "in \(formatSeconds(snapshotLoadSeconds))), \(grouped(partitionsRevoked)) revoked, "
+                     + "\(grouped(partitionsLost)) lost")
+        var written = "snapshots: \(grouped(snapshotsWritten)) written, \(formatMebibytes(snapshotBytes)) in \(formatSeconds(snapshotSeconds))"
+        if snapshotDevices > 0 {
+            written += ", \(grouped(snapshotBytes / max(1, snapshotDevices))) bytes per device"
+        }
+        lines.append(written + "; commits: \(grouped(commits)) (\(grouped(commitsFailed)) refused)")
+        lines.append("produced \(grouped(eventsProduced)) events; \(grouped(staleMessages)) stale messages passed over")
+        s += lines.map { "geotrigger: " + $0 + "\n" }.joined()
+        return s
+    }
+}
+
+/// `geotrigger consume`: a member of a Kafka consumer group that runs one engine per input
+/// partition it is given (SPEC §8).
+///
+/// Design: a partition is the unit of state. Kafka keeps a device's readings in one partition
+/// (they are keyed by device), so a partition's devices need nothing from any other partition;
+/// each gets its own `PartitionEngine` (engine, clock, timers), built when the partition is
+/// assigned and dropped when it is revoked. Its snapshot goes to `GROUP-state` every
+/// `--checkpoint-every` records and on revocation; the input offset is committed only once the
+/// snapshot and every event before it are stored, with the snapshot's place in the commit's
+/// metadata. A process given the partition reads the commit, loads that snapshot and reads on
+/// from the committed offset: the records after it are applied again from the same state, so
+/// their events come again with the same ids and bytes (at least once; consumers drop repeats
+/// by `"id"`).
+///
+/// One thread does the work: it polls batches of messages, applies each to its partition's
+/// engine, then produces the batch's events. librdkafka's own threads do the network.
+public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
+    public let configuration: ConsumeConfiguration
+    let diagnostics: (String) -> Void
+    public private(set) var statistics = ConsumeStatistics()
+    /// Set when the process stopped at SIGINT or SIGTERM.
+    public private(set) var stoppedBySignal = false
+
+    // Made in `run`.
+    private var template: RegionIndex!
+    private var regions: [Region] = []
+    private var ids: IDSlots!
+    private var requests: [NotificationRequest] = []
+    private var identity: RunIdentity!
+    private var consumer: KafkaConsumer!
+    private var producer: KafkaProducer!
+    private var state: StateTopic!
+    private let decoder: NDJSONDecoder
+
+    /// The engines of the partitions held now, by partition number.
+    private var partitions: [Int32: PartitionEngine] = [:]
+    /// A failure inside a rebalance callback, thrown by the loop once the callback returns.
+    private var fatal: ConsumeError?
+    /// Commits refused, by partition: retried once the group has settled.
+    private var pendingCommits: [Int32: (offset: Int64, metadata: String)] = [:]
+    private var reported = 0
+    /// The counts of partitions dropped so far (those held are added in `finalStatistics`).
+    private var dropped = ReplayStatistics()
+    private var value: [UInt8] = []
+
+    public init(configuration: ConsumeConfiguration, diagnostics: @escaping (String) -> Void = { writeStandardError($0) }) {
+        self.configuration = configuration
+        self.diagnostics = diagnostics
+        decoder = NDJSONDecoder(recordsNamed: configuration.topic)
+        value.reserveCapacity(4096)
+    }
+
+    /// The settings every client of this process gets, then the user's (`--kafka-config`).
+    private func settings(_ ours: [(String, String)]) -> KafkaSettings {
+        KafkaSettings([("bootstrap.servers", configuration.brokers), ("log_level", "3")] + ours) + configuration.kafkaSettings
+    }
+
+    @discardableResult
+    public func run() throws(ConsumeError) -> ConsumeStatistics {
+        let start = monotonicSeconds()
+        let c = configuration
+        do {
+            try Replay.checkLimits(c.replay)
+            // Read once; each partition builds its own index from them (live region changes are
+            // the partition's), and every partition shares the id table made here.
+            regions = try Replay.loadRegions(path: c.replay.regionsPath)
+            template = try RegionIndex(regions: regions, hysteresis: c.replay.hysteresis, tree: c.replay.tree, order: .spatial)
+            ids = IDSlots(regions: template.regions)
+            requests = try c.replay.requestsPath.map { try Replay.loadRequests(path: $0, index: template) } ?? []
+            identity = try RunIdentity(configuration: c.replay, inputs: ["kafka:" + c.topic])
+        } catch let e as ReplayError {
+            throw .replay(e)
+        } catch let e as RegionFileError {
+            throw .replay(.badRegions(e))
+        } catch {
+            throw .replay(.io("\(error)"))
+        }
+        statistics.replay.loadSeconds = monotonicSeconds() - start
+        statistics.replay.regions = template.count
+        statistics.replay.inputs = 1
+
+        do {
+            // Events keep their order per device and are not duplicated by the producer's retries.
+            producer = try KafkaProducer(settings: settings([("enable.idempotence", "true"), ("linger.ms", "5"),
+                                                             ("queue.buffering.max.messages", "1000000")]),
+                                         delivery: self)
+            let reader = try KafkaPartitionReader(settings: settings([]), group: c.group + "-state-reader")
+            reader.connect()
+            state = StateTopic(name: c.stateTopic, producer: producer, reader: reader)
+            consumer = try KafkaConsumer(
+                settings: settings([("group.id", c.group), ("enable.auto.commit", "false"),
+                                    ("enable.auto.offset.store", "false"), ("auto.offset.reset", "earliest"),
+                                    ("partition.assignment.strategy", "cooperative-sticky"),
+                                    ("queued.min.messages", "200000")]),
+                rebalance: self)
+            try consumer.subscribe([c.topic])
+        } catch {
+            throw .kafka("\(error)")
+        }
+        StopSignals.catchSignals()
+        try loop()
+        try stop()
+        statistics.replay.elapsed = monotonicSeconds() - start
+        statistics.replay.peakResidentBytes = peakResidentBytes()
+        return statistics
+    }
+
+    // MARK: The loop
+
+    /// When the last record arrived, or partitions were last assigned (`--exit-when-idle`).
+    private var lastActivity = 0.0
+    private var settleAttempts = 0
+
+    private func loop() throws(ConsumeError) {
+        let batch = KafkaMessageBatch(capacity: 8192)
+        lastActivity = monotonicSeconds()
+        var touched: [PartitionEngine] = []
+        touched.reserveCapacity(64)
+        while true {
+            if StopSignals.requested {
+                stoppedBySignal = true
+                return
+            }
+            let n = consumer.poll(into: batch, milliseconds: 100)
+            if let fatal { throw fatal }
+            let began = monotonicSeconds()
+            for k in 0..<n {
+                let m = batch[k]
+                if m.error != 0 {
+                    // -191 (_PARTITION_EOF) is no error; others are librdkafka's to retry.
+                    if m.error != -191 {
+                        diagnostics("geotrigger: \(c.topic)[\(m.partition)]: \(String(decoding: m.value, as: UTF8.self))\n")
+                    }
+                    continue
+                }
+                guard let p = partitions[m.partition], m.offset >= p.nextOffset else {
+                    statistics.staleMessages += 1
+                    continue
+                }
+                p.nextOffset = m.offset + 1
+                if !touched.contains(where: { $0 === p }) { touched.append(p) }
+                try apply(m, to: p)
+            }
+            batch.release()
+            for p in touched {
+                try produceEvents(of: p)
+                if p.sinceSnapshot >= configuration.checkpointEvery { try checkpoint(p) }
+            }
+            touched.removeAll(keepingCapacity: true)
+            producer.poll()
+            let (failed, first) = producer.failures
+            if failed > 0 {
+                throw .kafka("\(failed) events could not be delivered to \(configuration.eventsTopic): \(first.map { "\($0)" } ?? "")")
+            }
+            if !pendingCommits.isEmpty { retryCommits() }
+            let now = monotonicSeconds()
+            if n > 0 {
+                lastActivity = now
+                statistics.busySeconds += now - began
+            } else if let idle = configuration.exitWhenIdle, now - lastActivity >= idle {
+                // Idle: every partition's state is written and committed before the process
+                // leaves. A commit refused now (the group rebalancing as another member leaves)
+                // makes librdkafka drop the assignment; the partitions come back from their last
+                // commit, are read up to here again, and the next idle moment tries again.
+                if try settle() { return }
+                settleAttempts += 1
+                if settleAttempts >= 10 {
+                    diagnostics("geotrigger: leaving with commits refused \(settleAttempts) times: the partitions' next owners "
+                                + "resume from their last commits\n")
+                    return
+                }
+                lastActivity = now
+            }
+        }
+    }
+
+    private var c: ConsumeConfiguration { configuration }
+
+    @inline(__always)
+    private func apply(_ m: KafkaMessageView, to p: PartitionEngine) throws(ConsumeError) {
+        switch decoder.decode(record: m.value) {
+        case .end:
+            // A blank message: skipped, as a blank line is.
+            p.skip(offset: m.offset)
+        case .rejected(let reason):
+            p.skip(offset: m.offset)
+            try reject(reason, detail: nil, partition: m.partition, offset: m.offset, key: m.key, record: decoder.rejectedLine)
+        case .reading:
+            let r = decoder.current
+            if let (reason, detail) = p.apply(r, offset: m.offset) {
+                try reject(reason, detail: detail, partition: m.partition, offset: m.offset, key: m.key, record: r.line)
+            }
+        }
+    }
+
+    /// A bad record: counted, reported on stderr (the first few), and written with its place
+    /// and reason to `GROUP-rejects`.
+    private func reject(_ reason: RejectReason, detail: String?, partition: Int32, offset: Int64,
+                        key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws(ConsumeError) {
+        statistics.replay.reject(reason)
+        let place = "\(c.topic)[\(partition)]@\(offset)"
+        let message = Replay.message(reason, detail)
+        if c.replay.strict { throw .strictRejection("\(place): \(message)") }
+        if reported < c.replay.reportedRejectLimit {
+            reported += 1
+            diagnostics("\(place): \(message)\n")
+        }
+        // As `replay --rejects` writes them: PLACE<TAB>reason<TAB>record.
+        var line = Array("\(place)\t\(reason.rawValue)\t".utf8)
+        line.append(contentsOf: record)
+        do {
+            try line.withUnsafeBytes { v in
+                try producer.produce(topic: c.rejectsTopic, key: key.count > 0 ? key : nil, value: v)
+            }
+        } catch {
+            throw .kafka("cannot write to \(c.rejectsTopic): \(error)")
+        }
+    }
+
+    private func produceEvents(of p: PartitionEngine) throws(ConsumeError) {
+        let topic = c.eventsTopic
+        do {
+            var produced = 0
+            try p.takeEvents(&value) { key, value in
+                try producer.produce(topic: topic, key: key, value: value)
+                produced += 1
+            }
+            statistics.eventsProduced += produced
+        } catch {
+            throw .kafka("cannot produce events to \(topic): \(error)")
+        }
+    }
+
+    // MARK: Snapshots and commits
+
+    /// Writes partition `p`'s snapshot and commits its next offset with the snapshot's place.
+    private func checkpoint(_ p: PartitionEngine) throws(ConsumeError) {
+        let began = monotonicSeconds()
+        try produceEvents(of: p)
+        let bytes = p.snapshot(identity: identity, topic: c.topic)
+        let ref = try state.write(bytes, key: stateKey(p.partition))
+        statistics.snapshotsWritten += 1
+        statistics.snapshotBytes += bytes.count
+        statistics.snapshotDevices += p.engine.devices.liveCount
+        statistics.snapshotSeconds += monotonicSeconds() - began
+        p.sinceSnapshot = 0
+        p.changed = false
+        commit(p.partition, offset: p.nextOffset, metadata: ref.metadata)
+    }
+
+    private func stateKey(_ partition: Int32) -> String { "\(c.topic)/\(partition)" }
+
+    /// Commits, or keeps the commit for later when the group refuses it now (a rebalance under
+    /// way: ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID; a coordinator away).
+    /// Retrying at once would only prolong the rebalance; the retry waits for the next poll.
+    private func commit(_ partition: Int32, offset: Int64, metadata: String) {
+        do {
+            try consumer.commit(topic: c.topic, partition: partition, offset: offset, metadata: metadata)
+            statistics.commits += 1
+            pendingCommits[partition] = nil
+        } catch {
+            statistics.commitsFailed += 1
+            pendingCommits[partition] = (offset, metadata)
+            if c.verbose {
+                diagnostics("geotrigger: \(c.topic)[\(partition)]: commit of offset \(offset) refused (\(error)); "
+                            + "retried once the group has settled\n")
+            }
+        }
+    }
+
+    private var lastRetry = 0.0
+
+    private func retryCommits() {
+        let now = monotonicSeconds()
+        guard now - lastRetry >= 0.5 else { return }
+        lastRetry = now
+        for (partition, pending) in pendingCommits {
+            guard partitions[partition] != nil else {
+                pendingCommits[partition] = nil
+                continue
+            }
+            commit(partition, offset: pending.offset, metadata: pending.metadata)
+        }
+    }
+
+    /// `--until` (for a batch job that has read everything), then a snapshot and a commit for
+    /// every partition that changed since its last; true when nothing is left uncommitted.
+    private func settle() throws(ConsumeError) -> Bool {
+        for p in partitions.values.sorted(by: { $0.partition < $1.partition }) {
+            if let until = c.replay.until {
+                p.advance(to: until)
+                try produceEvents(of: p)
+            }
+            if p.changed {
+                try checkpoint(p)
+            } else if let pending = pendingCommits[p.partition] {
+                commit(p.partition, offset: pending.offset, metadata: pending.metadata)
+            }
+        }
+        return pendingCommits.isEmpty
+    }
+
+    /// The end of the run (idle, or a stop signal): whatever changed is written and committed,
+    /// and the group left cleanly (whatever is revoked then has nothing new to write).
+    private func stop() throws(ConsumeError) {
+        if stoppedBySignal {
+            for p in partitions.values.sorted(by: { $0.partition < $1.partition }) where p.changed { try checkpoint(p) }
+        }
+        consumer.close()
+        if let fatal { throw fatal }
+        do { try producer.flush(milliseconds: 60_000) } catch { throw .kafka("cannot deliver the last events: \(error)") }
+        let (failed, first) = producer.failures
+        if failed > 0 { throw .kafka("\(failed) messages could not be delivered: \(first.map { "\($0)" } ?? "")") }
+        for p in partitions.values { drop(p) }
+        partitions.removeAll()
+        statistics.replay = finalCounts()
+    }
+
+    private func finalCounts() -> ReplayStatistics {
+        var s = statistics.replay
+        s.fixes = dropped.fixes
+        s.ignoredForAccuracy = dropped.ignoredForAccuracy
+        s.sightings = dropped.sightings
+        s.sightingsUnmatched = dropped.sightingsUnmatched
+        s.controls = dropped.controls
+        s.events = dropped.events
+        s.deliveries = dropped.deliveries
+        for p in partitions.values {
+            s.fixes += p.applier.counts.fixes
+            s.ignoredForAccuracy += p.applier.counts.ignoredForAccuracy
+            s.sightings += p.applier.counts.sightings
+            s.sightingsUnmatched += p.applier.counts.sightingsUnmatched
+            s.controls += p.applier.counts.controls
+            s.events = zip(s.events, p.writer.counts).map(+)
+            s.deliveries = zip(s.deliveries, p.writer.deliveryCounts).map(+)
+        }
+        return s
+    }
+
+    /// A partition leaves this process: its counts join the totals.
+    private func drop(_ p: PartitionEngine) {
+        p.applier.flush()
+        let counts = p.applier.counts
+        dropped.fixes += counts.fixes
+        dropped.ignoredForAccuracy += counts.ignoredForAccuracy
+        dropped.sightings += counts.sightings
+        dropped.sightingsUnmatched += counts.sightingsUnmatched
+        dropped.controls += counts.controls
+        dropped.events = zip(dropped.events, p.writer.counts).map(+)
+        dropped.deliveries = zip(dropped.deliveries, p.writer.deliveryCounts).map(+)
+    }
+
+    // MARK: KafkaRebalanceHandler
+
+    public func assigned(_ given: [KafkaPartition]) -> [Int64?] {
+        var starts: [Int64?] = []
+        for kp in given {
+            guard kp.topic == c.topic else {
+                starts.append(nil)
+                continue
+            }
+            statistics.partitionsAssigned += 1
+            do throws(ConsumeError) {
+                starts.append(try take(kp.partition))
+            } catch {
+                fatal = fatal ?? error
+                starts.append(nil)
+            }
+        }
+        return starts
+    }
+
+    /// Builds partition `partition`'s engine, from its snapshot when its commit names one;
+    /// returns the offset to read from.
+    private func take(_ partition: Int32) throws(ConsumeError) -> Int64 {
+        let began = monotonicSeconds()
+        let index: RegionIndex
+        let p: PartitionEngine
+        do {
+            index = try RegionIndex(regions: regions, hysteresis: c.replay.hysteresis, tree: c.replay.tree, order: .spatial)
+            p = try PartitionEngine(partition: partition, index: index, ids: ids, requests: requests, configuration: c.replay)
+        } catch {
+            throw .kafka("\(c.topic)[\(partition)]: cannot build its engine: \(error)")
+        }
+        let committed: (offset: Int64, metadata: String)
+        do {
+            committed = try consumer.committed(topic: c.topic, partition: partition)
+        } catch {
+            throw .kafka("\(c.topic)[\(partition)]: cannot read its committed offset: \(error)")
+        }
+        var note: String
+        if let ref = SnapshotReference(metadata: committed.metadata) {
+            let bytes = try state.read(ref, key: stateKey(partition))
+            try p.restore(bytes, identity: identity, topic: c.topic)
+            guard p.nextOffset == committed.offset else {
+                throw .snapshot("\(c.topic)[\(partition)]: the snapshot is at offset \(p.nextOffset), the commit at \(committed.offset)")
+            }
+            statistics.snapshotsLoaded += 1
+            statistics.snapshotLoadSeconds += monotonicSeconds() - began
+            note = "resumed at offset \(committed.offset) from a snapshot of \(grouped(p.engine.devices.liveCount)) devices "
+                + "(\(grouped(bytes.count)) bytes, \(ref.topic)[\(ref.partition)]@\(ref.first))"
+        } else if committed.offset >= 0 {
+            // Committed by something else than geotrigger: no state to go on from.
+            p.nextOffset = committed.offset
+            note = "no snapshot in the commit's metadata: starting afresh at its offset \(committed.offset)"
+        } else {
+            p.nextOffset = 0
+            note = "nothing committed: starting at the partition's beginning"
+        }
+        partitions[partition] = p
+        pendingCommits[partition] = nil
+        lastActivity = monotonicSeconds()
+        if c.verbose {
+            diagnostics("geotrigger: \(c.topic)[\(partition)] assigned: \(note) in \(formatSeconds(monotonicSeconds() - began))\n")
+        }
+        // Where no offset is committed: the partition's first offset still held (-2, BEGINNING).
+        return committed.offset >= 0 ? committed.offset : -2
+    }
+
+    public func revoked(_ taken: [KafkaPartition], lost: Bool) {
+        for kp in taken where kp.topic == c.topic {
+            guard let p = partitions.removeValue(forKey: kp.partition) else { continue }
+            if lost {
+                // Someone else's already: anything committed now could overwrite their progress.
+                statistics.partitionsLost += 1
+                if c.verbose { diagnostics("geotrigger: \(kp) lost: its next owner resumes from its last commit\n") }
+            } else {
+                statistics.partitionsRevoked += 1
+                do {
+                    if p.changed {
+                        try checkpoint(p)
+                    } else if let pending = pendingCommits[kp.partition] {
+                        commit(kp.partition, offset: pending.offset, metadata: pending.metadata)
+                    }
+                } catch {
+                    diagnostics("geotrigger: \(kp) revoked without a snapshot (\(error)): its next owner resumes from its last commit\n")
+                }
+                if c.verbose { diagnostics("geotrigger: \(kp) revoked at offset \(p.nextOffset)\n") }
+            }
+            pendingCommits[kp.partition] = nil
+            drop(p)
+        }
+    }
+
+    // MARK: KafkaDeliveryHandler
+
+    public func delivered(token: Int, topic: String, partition: Int32, offset: Int64, error: KafkaError?) {
+        if token >= StateTopic.firstToken { state.delivered(token: token, partition: partition, offset: offset, error: error) }
+    }
+}

@@ -1,0 +1,247 @@
+import GeotriggerCore
+import GeotriggerGeometry
+import GeotriggerMonitoring
+import GeotriggerReadings
+import GeotriggerScheduling
+
+/// One input partition's share of `geotrigger consume` (SPEC §8): an engine of its own (its
+/// devices, its clock, its timers, its region changes), fed the partition's records in offset
+/// order, and the events they cause, each tagged with the id that names it however often it is
+/// produced: input partition, input offset, and its index among that record's events.
+///
+/// A partition's state is nothing but this engine and a few counters, so it moves between
+/// processes as a snapshot (`snapshot()`, `restore`), taken between records.
+final class PartitionEngine {
+    let partition: Int32
+    let engine: Engine
+    let applier: ReadingApplier
+    let writer: EventWriter
+    /// The events of the records applied since they were last handed on, formatted, one per line.
+    private let formatted = OutputFile(memory: ())
+
+    /// The offset of the next record to read: every record before it has been applied.
+    var nextOffset: Int64 = 0
+    /// Records applied (or rejected) since the last snapshot.
+    var sinceSnapshot = 0
+    /// Whether anything changed since the last snapshot (a record, or `--until`).
+    var changed = false
+
+    /// The record being applied: events not from the applier's batch are its.
+    private var currentOffset: Int64 = -1
+    /// While the applier's batch is applied: the offset of each batched device's fix, by device
+    /// id (the devices of a batch are distinct).
+    private var batchOffsets: [Int64] = []
+    /// The id of the last event tagged: its record's offset and index there.
+    private(set) var lastTag: (offset: Int64, index: Int32) = (-1, -1)
+
+    /// An event formatted into `formatted`: its bytes end at `end`; its key (the device's name)
+    /// is `keys[keyStart..<keyEnd]`, copied when the event was made (an expired device's id may
+    /// name another device by the time the event is produced).
+    struct Tag {
+        var offset: Int64
+        var index: Int32
+        var end: Int
+        var keyStart: Int
+        var keyEnd: Int
+    }
+    private(set) var tags: [Tag] = []
+    private var keys: [UInt8] = []
+
+    init(partition: Int32, index: RegionIndex, ids: IDSlots, requests: [NotificationRequest],
+         configuration c: ReplayConfiguration) throws {
+        self.partition = partition
+        engine = try Engine(index: index, options: c.monitor, beaconOptions: c.beacons, requests: requests)
+        writer = EventWriter(output: formatted, devices: engine.devices, regions: index.regions, ids: ids,
+                             echoProperties: c.echoProperties)
+        applier = ReadingApplier(engine: engine)
+        tags.reserveCapacity(1024)
+        keys.reserveCapacity(16 << 10)
+        engine.output = TaggingOutput(self)
+    }
+
+    var regionEventTable: (base: UnsafeRawPointer, stride: Int) { writer.regionEventTable }
+
+    // MARK: Records
+
+    /// Applies the record at `offset` (decoded into `r`); the reason (and what was wrong) when
+    /// it is rejected. Its events wait in `formatted` until `takeEvents`.
+    @inline(__always)
+    func apply(_ r: Reading, offset: Int64) -> (RejectReason, String?)? {
+        currentOffset = offset
+        sinceSnapshot += 1
+        changed = true
+        if r.kind == .control && r.op.isRegionChange {
+            return applier.regionRecord(op: r.op, t: r.t, line: r.line)
+        }
+        let d = applier.device(r.device)
+        switch r.kind {
+        case .fix:
+            switch applier.fix(device: d, t: r.t, at: Coordinate(latitude: r.latitude, longitude: r.longitude),
+                               accuracy: r.accuracy) {
+            case .batched:
+                if Int(d) >= batchOffsets.count { growBatchOffsets(to: Int(d) + 1) }
+                batchOffsets[Int(d)] = offset
+                return nil
+            case .applied:
+                return nil
+            case .rejected(let reason):
+                return (reason, nil)
+            }
+        case .sighting:
+            return applier.sighting(device: d, t: r.t, beacon: r.beacon, rssi: r.rssi, tx: r.tx).map { ($0, nil) }
+        case .control:
+            return applier.control(device: d, t: r.t, op: r.op, line: r.line)
+        }
+    }
+
+    /// A record that could not be decoded: it counts as read (its offset is passed).
+    func skip(offset: Int64) {
+        applier.flush()
+        currentOffset = offset
+        sinceSnapshot += 1
+        changed = true
+    }
+
+    @inline(never)
+    private func growBatchOffsets(to n: Int) {
+        batchOffsets.append(contentsOf: repeatElement(-1, count: max(n, 2 * batchOffsets.count) - batchOffsets.count))
+    }
+
+    /// `--until` at the end of a batch job: the clock moves to `t` and due timers fire; their
+    /// events belong to the last record read, after its own.
+    func advance(to t: Double) {
+        applier.flush()
+        guard t > engine.clock || engine.clock.isNaN else { return }
+        currentOffset = max(lastTag.offset, nextOffset - 1)
+        engine.advance(to: t)
+        applier.resume()
+        changed = true
+    }
+
+    // MARK: Events
+
+    fileprivate func tag(device d: Int32) {
+        let offset = applier.applyingBatch ? batchOffsets[Int(d)] : currentOffset
+        lastTag = offset == lastTag.offset ? (offset, lastTag.index + 1) : (offset, 0)
+        let keyStart = keys.count
+        keys.append(contentsOf: engine.devices.nameBytes(d))
+        tags.append(Tag(offset: offset, index: lastTag.index, end: formatted.count, keyStart: keyStart, keyEnd: keys.count))
+    }
+
+    /// Hands each event made since the last call to `body` as its key (the device) and its JSON
+    /// with `"id"` first; then forgets them. `value` is scratch space, reused.
+    func takeEvents(_ value: inout [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void) rethrows {
+        applier.flush()
+        guard !tags.isEmpty else { return }
+        try formatted.withPending { bytes in
+            try keys.withUnsafeBytes { keyBytes in
+                var start = 0
+                for tag in tags {
+                    // `{"t":…}\n` becomes `{"id":"P-O-I","t":…}`.
+                    value.removeAll(keepingCapacity: true)
+                    value.append(contentsOf: #"{"id":""#.utf8)
+                    appendDecimal(Int64(partition), to: &value)
+                    value.append(UInt8(ascii: "-"))
+                    appendDecimal(tag.offset, to: &value)
+                    value.append(UInt8(ascii: "-"))
+                    appendDecimal(Int64(tag.index), to: &value)
+                    value.append(contentsOf: #"","#.utf8)
+                    value.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<(tag.end - 1)]))
+                    try value.withUnsafeBytes { v in
+                        try body(UnsafeRawBufferPointer(rebasing: keyBytes[tag.keyStart..<tag.keyEnd]), v)
+                    }
+                    start = tag.end
+                }
+            }
+        }
+        formatted.discardPending()
+        tags.removeAll(keepingCapacity: true)
+        keys.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: Snapshots
+
+    /// The partition's state between records: where it stands in its input, the id of its last
+    /// event, and its engine (SPEC §8: the snapshot written to `GROUP-state`).
+    func snapshot(identity: RunIdentity, topic: String) -> [UInt8] {
+        applier.flush()
+        var w = SnapshotWriter(reservingCapacity: 1 << 16)
+        w.tag("geotrigger-partition")
+        w.u32(Self.snapshotVersion)
+        identity.write(to: &w)
+        w.string(topic)
+        w.i32(partition)
+        w.zigzag(nextOffset)
+        w.zigzag(lastTag.offset)
+        w.i32(lastTag.index)
+        engine.writeSnapshot(to: &w)
+        return w.bytes
+    }
+
+    static let snapshotVersion: UInt32 = 1
+
+    /// Restores `snapshot()`'s state into this new partition engine (built from the same
+    /// regions, requests and options: `identity` says which, and a snapshot of others is refused).
+    func restore(_ bytes: [UInt8], identity: RunIdentity, topic: String) throws(ConsumeError) {
+        var r = SnapshotReader(bytes)
+        do {
+            try r.expect("geotrigger-partition")
+            let version = try r.u32()
+            guard version == Self.snapshotVersion else {
+                throw ConsumeError.snapshot("\(topic)[\(partition)]: snapshot format \(version), not \(Self.snapshotVersion)")
+            }
+            let theirs = try RunIdentity(from: &r)
+            if let difference = identity.difference(from: theirs) {
+                throw ConsumeError.snapshot("\(topic)[\(partition)]: its snapshot was taken by another configuration: \(difference)")
+            }
+            let t = try r.string()
+            let p = try r.i32()
+            guard t == topic && p == partition else {
+                throw ConsumeError.snapshot("\(topic)[\(partition)]: the snapshot is \(t)[\(p)]'s")
+            }
+            nextOffset = try r.zigzag()
+            lastTag = (try r.zigzag(), try r.i32())
+            try engine.restoreSnapshot(from: &r)
+            guard r.isAtEnd else { throw SnapshotError("bytes after the engine's state") }
+        } catch let e as ConsumeError {
+            throw e
+        } catch let e as SnapshotError {
+            throw ConsumeError.snapshot("\(topic)[\(partition)]: cannot restore its snapshot: \(e.message)")
+        } catch {
+            throw ConsumeError.snapshot("\(topic)[\(partition)]: cannot restore its snapshot: \(error)")
+        }
+        applier.resume()
+    }
+}
+
+/// The engine's output for a partition: formats each event, then tags it. Holds the partition
+/// engine unowned (the engine holds its output strongly, and the partition engine the engine).
+private final class TaggingOutput: RegionEventTableReader {
+    unowned let owner: PartitionEngine
+    init(_ owner: PartitionEngine) { self.owner = owner }
+
+    var regionEventTable: (base: UnsafeRawPointer, stride: Int) { owner.regionEventTable }
+
+    func regionEvent(_ event: RegionEvent) {
+        owner.writer.regionEvent(event)
+        owner.tag(device: event.device)
+    }
+
+    func delivery(_ delivery: Delivery) {
+        owner.writer.delivery(delivery)
+        owner.tag(device: delivery.device)
+    }
+
+    func regionAdded(_ region: Region, number: Int32) { owner.writer.regionAdded(region, number: number) }
+}
+
+/// Appends `v` in decimal.
+func appendDecimal(_ v: Int64, to out: inout [UInt8]) {
+    if v < 0 {
+        out.append(UInt8(ascii: "-"))
+        appendDecimal(v == .min ? .max : -v, to: &out)
+        return
+    }
+    if v >= 10 { appendDecimal(v / 10, to: &out) }
+    out.append(UInt8(ascii: "0") + UInt8(v % 10))
+}

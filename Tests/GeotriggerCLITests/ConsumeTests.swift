@@ -1,0 +1,309 @@
+import Foundation
+import Geotrigger
+import Testing
+
+/// `geotrigger consume` (SPEC §8) as users run it: several processes in one consumer group on
+/// librdkafka's mock cluster (Kafka's protocol on loopback, hosted by this test process), one
+/// of them killed with SIGKILL mid-stream, another joining later; the events, once repeated ids
+/// are dropped, must be exactly `geotrigger replay`'s on the same readings, device by device.
+@Suite("geotrigger consume on a Kafka consumer group", .serialized)
+struct ConsumeTests {
+    /// A `geotrigger consume` child process; its stderr goes to a file.
+    final class Member {
+        let process = Process()
+        let stderr: URL
+        let name: String
+
+        init(_ name: String, arguments: [String], in dir: URL) throws {
+            self.name = name
+            stderr = dir.appendingPathComponent("\(name).stderr")
+            FileManager.default.createFile(atPath: stderr.path, contents: nil)
+            process.executableURL = CLI.binary
+            process.arguments = ["consume"] + arguments
+            process.currentDirectoryURL = CLI.root
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = try FileHandle(forWritingTo: stderr)
+            try process.run()
+        }
+
+        var log: String { (try? String(contentsOf: stderr, encoding: .utf8)) ?? "" }
+
+        func kill9() { kill(process.processIdentifier, SIGKILL) }
+
+        /// Waits for the process to end (killing it after `seconds`); its exit status.
+        func wait(seconds: Double) -> Int32 {
+            let deadline = Date().addingTimeInterval(seconds)
+            while process.isRunning && Date() < deadline { usleep(50_000) }
+            if process.isRunning { kill9() }
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+
+        /// Waits until its log contains `text`.
+        func waitFor(_ text: String, seconds: Double) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if log.contains(text) { return true }
+                if !process.isRunning { return log.contains(text) }
+                usleep(50_000)
+            }
+            return false
+        }
+    }
+
+    /// Every message of `topic` (read by a group of its own until `idle` seconds pass without one).
+    static func readAll(_ cluster: KafkaMockCluster, topic: String, idle: Double = 3) throws -> [KafkaMessage] {
+        let consumer = try KafkaConsumer(settings: KafkaSettings([
+            ("bootstrap.servers", cluster.bootstrapServers), ("group.id", "reader-\(UUID().uuidString)"),
+            ("auto.offset.reset", "earliest"), ("enable.auto.commit", "false"), ("log_level", "0"),
+        ]))
+        try consumer.subscribe([topic])
+        var got: [KafkaMessage] = []
+        var last = Date()
+        let start = Date()
+        while Date().timeIntervalSince(last) < idle || (got.isEmpty && Date().timeIntervalSince(start) < 20) {
+            if let m = try consumer.poll(milliseconds: 100) {
+                got.append(m)
+                last = Date()
+            }
+        }
+        consumer.close()
+        return got
+    }
+
+    /// Readings as the test feeds them: each record with its key (the device), in time order.
+    struct Feed {
+        var records: [(key: String, line: String)] = []
+        var ndjson: String { records.map { $0.line + "\n" }.joined() }
+    }
+
+    /// The city scenario's fixes for a few devices, with bad records and control records mixed in.
+    static func feed(dir: URL, devices: Int, seconds: Int) throws -> (feed: Feed, regions: String, end: Double) {
+        let out = dir.appendingPathComponent("city")
+        let r = try CLI.run(["scenario", "city", "--seed", "11", "--regions", "3000", "--devices", "\(devices)",
+                             "--seconds", "\(seconds)", "--out", out.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        var feed = Feed()
+        var lastT = 0.0
+        let lines = try String(contentsOf: out.appendingPathComponent("readings.ndjson"), encoding: .utf8)
+            .split(separator: "\n")
+        for (k, line) in lines.enumerated() {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
+            let device = object["device"] as! String
+            let t = (object["t"] as! NSNumber).doubleValue
+            lastT = max(lastT, t)
+            feed.records.append((device, String(line)))
+            // Bad records (rejected with reasons, the run going on) and pushes, now and then.
+            if k % 997 == 500 {
+                feed.records.append((device, #"{"t":\#(t),"device":"\#(device)","lat":91,"lon":16.3}"#))
+            }
+            if k % 1499 == 700 { feed.records.append((device, #"{"t":\#(t),"device":"\#(device)","lat":48.2,"#)) }
+            if k % 1201 == 300 {
+                feed.records.append((device, #"{"t":\#(t),"device":"\#(device)","op":"push","id":"news","content":{"title":"Road works"}}"#))
+            }
+            if k % 1703 == 900 {
+                feed.records.append((device, #"{"t":\#(t - 100),"device":"\#(device)","lat":48.2,"lon":16.3}"#))
+            }
+        }
+        return (feed, out.appendingPathComponent("regions.csv").path, lastT)
+    }
+
+    /// Requests on the regions the replay enters most, a repeating time-interval trigger and a
+    /// push: deliveries of every kind that a region event, a timer or a record causes.
+    static func requests(dir: URL, regions: String, readings: URL) throws -> URL {
+        let r = try CLI.run(["replay", "--regions", regions, "--hysteresis", "0", "--max-accuracy", "0", readings.path])
+        var entries: [String: Int] = [:]
+        for line in r.lines where line.contains(#""event":"enter""#) {
+            let o = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
+            entries[o["region"] as! String, default: 0] += 1
+        }
+        let top = entries.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(6).map(\.key)
+        #expect(top.count == 6, "the scenario enters too few regions to test deliveries")
+        var items = top.enumerated().map { k, region in
+            #"{"id":"at-\#(region)","content":{"title":"Near \#(region)"},"trigger":{"type":"location","region":"\#(region)","repeats":\#(k % 2 == 0),"notifyOnExit":\#(k % 3 == 0)}}"#
+        }
+        items.append(#"{"id":"stretch","content":{"title":"Stretch"},"trigger":{"type":"timeInterval","seconds":90,"repeats":true}}"#)
+        items.append(#"{"id":"news","content":{"title":"News"},"trigger":{"type":"push"}}"#)
+        let url = dir.appendingPathComponent("requests.json")
+        try ("[" + items.joined(separator: ",\n") + "]").write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    static func produce(_ producer: KafkaProducer, _ records: ArraySlice<(key: String, line: String)>) throws {
+        for r in records { try producer.produce(topic: "in", key: r.key, value: r.line) }
+        try producer.flush(milliseconds: 30_000)
+    }
+
+    /// Events by device, in order, without their ids; the ids' repeats checked byte for byte.
+    static func byDevice(_ messages: [KafkaMessage]) throws -> (events: [String: [String]], repeats: Int) {
+        var seen: [String: [UInt8]] = [:]
+        var events: [String: [String]] = [:]
+        var repeats = 0
+        for m in messages {
+            let o = try JSONSerialization.jsonObject(with: Data(m.value)) as! [String: Any]
+            let id = o["id"] as! String
+            if let first = seen[id] {
+                #expect(first == m.value, "event \(id) repeated with other bytes")
+                repeats += 1
+                continue
+            }
+            seen[id] = m.value
+            let device = o["device"] as! String
+            #expect(m.key.map { String(decoding: $0, as: UTF8.self) } == device, "an event keyed by another device")
+            // The event as replay writes it: `{"id":"…",` removed.
+            let text = String(decoding: m.value, as: UTF8.self)
+            let rest = text[text.index(after: text.firstIndex(of: ",")!)...]
+            events[device, default: []].append("{" + rest)
+        }
+        return (events, repeats)
+    }
+
+    static func replayByDevice(_ output: String) -> [String: [String]] {
+        var events: [String: [String]] = [:]
+        for line in output.split(separator: "\n") {
+            let start = line.range(of: #""device":""#)!.upperBound
+            let device = String(line[start..<line[start...].firstIndex(of: "\"")!])
+            events[device, default: []].append(String(line))
+        }
+        return events
+    }
+
+    @Test("a member killed with SIGKILL mid-stream and one joining later: after dropping repeated ids, every device's events are replay's (exact mode, dwell, requests)")
+    func failover() throws {
+        let dir = try CLI.temporaryDirectory()
+        let (feed, regions, end) = try Self.feed(dir: dir, devices: 150, seconds: 240)
+        let readings = dir.appendingPathComponent("readings.ndjson")
+        try feed.ndjson.write(to: readings, atomically: true, encoding: .utf8)
+        let requests = try Self.requests(dir: dir, regions: regions, readings: readings)
+        let until = String(end + 300)
+        let engineOptions = ["--regions", regions, "--requests", requests.path, "--hysteresis", "0", "--max-accuracy", "0",
+                             "--dwell", "45", "--until", until]
+        let replay = try CLI.run(["replay"] + engineOptions + ["--rejects", dir.appendingPathComponent("rejects").path,
+                                                               readings.path])
+        #expect(replay.status == 0, "\(replay.stderr)")
+        let expected = Self.replayByDevice(replay.stdout)
+        #expect(replay.stdout.contains(#""event":"dwell""#) && replay.stdout.contains(#""trigger":"timeInterval""#)
+                && replay.stdout.contains(#""trigger":"location""#) && replay.stdout.contains(#""trigger":"push""#),
+                "the scenario must exercise dwell and every kind of delivery")
+
+        let cluster = try KafkaMockCluster(brokers: 3)
+        try cluster.createTopic("in", partitions: 6)
+        try cluster.createTopic("out", partitions: 3)
+        try cluster.createTopic("g-state", partitions: 3)
+        try cluster.createTopic("g-rejects", partitions: 1)
+        let producer = try KafkaProducer(settings: KafkaSettings([("bootstrap.servers", cluster.bootstrapServers),
+                                                                  ("log_level", "0"), ("linger.ms", "5")]))
+        let arguments = engineOptions + [
+            "--brokers", cluster.bootstrapServers, "--topic", "in", "--group", "g", "--events-topic", "out",
+            "--exit-when-idle", "12", "--checkpoint-every", "500",
+            "--kafka-config", "session.timeout.ms=3000", "--kafka-config", "heartbeat.interval.ms=300",
+        ]
+        let n = feed.records.count
+        try Self.produce(producer, feed.records[0..<(n * 3 / 10)])
+        let a = try Member("a", arguments: arguments, in: dir)
+        let b = try Member("b", arguments: arguments, in: dir)
+        defer { for m in [a, b] where m.process.isRunning { m.kill9() } }
+        // Both have taken snapshots of what they read (the group's commits name them).
+        let watcher = try KafkaConsumer(settings: KafkaSettings([("bootstrap.servers", cluster.bootstrapServers),
+                                                                 ("group.id", "g"), ("log_level", "0")]))
+        func committed() -> [Int64] {
+            (0..<6).map { p in (try? watcher.committed(topic: "in", partition: Int32(p)).offset) ?? -1 }
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while committed().contains(where: { $0 < 0 }) && Date() < deadline { usleep(100_000) }
+        #expect(!committed().contains { $0 < 0 }, "no commit for some partition within a minute: a: \(a.log)\nb: \(b.log)")
+        // Commits refused as during a rebalance (OffsetCommit, ILLEGAL_GENERATION): the member
+        // loses its partitions and gets them back from their last commits.
+        cluster.failRequests(apiKey: 8, errors: [22, 22])
+        try Self.produce(producer, feed.records[(n * 3 / 10)..<(n * 6 / 10)])
+        usleep(200_000)
+        a.kill9()
+        _ = a.wait(seconds: 5)
+        // b takes a's partitions over once a's session has timed out.
+        #expect(b.waitFor("from a snapshot", seconds: 30), "b resumed nothing from a's snapshots: \(b.log)")
+        let c = try Member("c", arguments: arguments, in: dir)
+        defer { if c.process.isRunning { c.kill9() } }
+        #expect(c.waitFor("assigned", seconds: 30), "c was given no partition: \(c.log)")
+        try Self.produce(producer, feed.records[(n * 6 / 10)...])
+        #expect(b.wait(seconds: 90) == 0, "b: \(b.log)")
+        #expect(c.wait(seconds: 90) == 0, "c: \(c.log)")
+        #expect(c.log.contains("from a snapshot"), "c resumed no partition from a snapshot: \(c.log)")
+        // Everything read is committed: a new member would have nothing left to read.
+        #expect(committed().reduce(0, +) == Int64(n), "committed \(committed()), \(n) records in all")
+
+        let (events, repeats) = try Self.byDevice(try Self.readAll(cluster, topic: "out"))
+        let wrong = expected.keys.sorted().filter { events[$0] ?? [] != expected[$0]! }
+        #expect(events.count == expected.count && wrong.isEmpty,
+                "\(wrong.count) of \(expected.count) devices differ from replay, e.g. \(wrong.prefix(3).map { d in "\(d): \(events[d]?.count ?? 0) events, replay \(expected[d]!.count)" })\nb: \(b.log)\nc: \(c.log)\na: \(a.log)")
+        // Rejects: each bad record once its repeats are dropped, with replay's reasons.
+        let rejects = try Self.readAll(cluster, topic: "g-rejects").map { String(decoding: $0.value, as: UTF8.self) }
+        let unique = Set(rejects.map { $0.split(separator: "\t", maxSplits: 1)[0] })
+        let replayRejects = try String(contentsOf: dir.appendingPathComponent("rejects"), encoding: .utf8)
+            .split(separator: "\n")
+        #expect(unique.count == replayRejects.count)
+        let reasons = { (lines: [Substring]) in lines.map { $0.split(separator: "\t")[1] }.sorted() }
+        #expect(reasons(Set(rejects).map { Substring($0) }.sorted()).count >= replayRejects.count)
+        #expect(Set(reasons(rejects.map { Substring($0) })) == Set(reasons(replayRejects)))
+        print("consume failover: \(events.values.map(\.count).reduce(0, +)) events, \(repeats) repeats dropped")
+    }
+
+    @Test("SIGTERM: every partition's snapshot committed, the group left, exit 0; a broker down and up again loses nothing; the next member reads nothing twice")
+    func stopSignalAndBrokerDown() throws {
+        let dir = try CLI.temporaryDirectory()
+        let (feed, regions, _) = try Self.feed(dir: dir, devices: 60, seconds: 120)
+        let readings = dir.appendingPathComponent("readings.ndjson")
+        try feed.ndjson.write(to: readings, atomically: true, encoding: .utf8)
+        let engineOptions = ["--regions", regions, "--hysteresis", "0", "--max-accuracy", "0", "--dwell", "30"]
+        let replay = try CLI.run(["replay"] + engineOptions + [readings.path])
+        #expect(replay.status == 0, "\(replay.stderr)")
+
+        let cluster = try KafkaMockCluster(brokers: 3)
+        try cluster.createTopic("in", partitions: 4)
+        try cluster.createTopic("out", partitions: 2)
+        let producer = try KafkaProducer(settings: KafkaSettings([("bootstrap.servers", cluster.bootstrapServers),
+                                                                  ("log_level", "0")]))
+        let arguments = engineOptions + [
+            "--brokers", cluster.bootstrapServers, "--topic", "in", "--group", "g", "--events-topic", "out",
+            "--checkpoint-every", "300", "--kafka-config", "session.timeout.ms=3000",
+        ]
+        let n = feed.records.count
+        try Self.produce(producer, feed.records[0..<(n / 2)])
+        let a = try Member("a", arguments: arguments, in: dir)
+        defer { if a.process.isRunning { a.kill9() } }
+        let watcher = try KafkaConsumer(settings: KafkaSettings([("bootstrap.servers", cluster.bootstrapServers),
+                                                                 ("group.id", "g"), ("log_level", "0")]))
+        func committed() -> Int64 {
+            (0..<4).map { p in max(0, (try? watcher.committed(topic: "in", partition: Int32(p)).offset) ?? 0) }.reduce(0, +)
+        }
+        var deadline = Date().addingTimeInterval(60)
+        while committed() == 0 && Date() < deadline { usleep(100_000) }
+        // A broker goes away for two seconds while the second half arrives.
+        try cluster.setBroker(2, up: false)
+        for r in feed.records[(n / 2)...] { try producer.produce(topic: "in", key: r.key, value: r.line) }
+        usleep(2_000_000)
+        try cluster.setBroker(2, up: true)
+        try producer.flush(milliseconds: 30_000)
+        // Nearly everything read and committed (each partition holds fewer than 300 records
+        // uncommitted): then SIGTERM, with records it has applied but not committed yet.
+        deadline = Date().addingTimeInterval(60)
+        while committed() < Int64(n - 4 * 300) && Date() < deadline { usleep(100_000) }
+        usleep(1_000_000)
+        kill(a.process.processIdentifier, SIGTERM)
+        #expect(a.wait(seconds: 30) == 0, "\(a.log)")
+        #expect(a.log.contains("stopped by a signal"))
+        #expect(committed() == Int64(n), "after SIGTERM: \(committed()) of \(n) records committed\n\(a.log)")
+        let first = try Self.readAll(cluster, topic: "out")
+        let (events, repeats) = try Self.byDevice(first)
+        // A broker away for longer than the session lets the group drop the member: its
+        // partitions come back from their last commits and a few events repeat (same ids, same bytes).
+        print("consume with a broker down: \(repeats) repeated events")
+        #expect(events == Self.replayByDevice(replay.stdout))
+
+        // The next member resumes every partition from its snapshot and has nothing to read.
+        let b = try Member("b", arguments: arguments + ["--exit-when-idle", "6"], in: dir)
+        #expect(b.wait(seconds: 60) == 0, "\(b.log)")
+        for p in 0..<4 { #expect(b.log.contains("in[\(p)] assigned: resumed at offset"), "b: \(b.log)") }
+        #expect(b.log.contains("geotrigger: 0 records"), "b read records a had committed: \(b.log)")
+        #expect(try Self.readAll(cluster, topic: "out").count == first.count, "events produced again: \(b.log)")
+    }
+}
