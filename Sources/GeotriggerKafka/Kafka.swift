@@ -101,8 +101,10 @@ private let deliveryCallback: @convention(c) (OpaquePointer?, UnsafePointer<rd_k
             relay.failures += 1
             if relay.firstFailure == nil { relay.firstFailure = error }
         }
-        guard let handler = relay.handler else { return }
         let token = Int(bitPattern: m._private)
+        // Token 0 (most messages): only a failure is of interest, and it is counted above.
+        if token == 0 && error == nil { return }
+        guard let handler = relay.handler else { return }
         let topic = m.rkt.map { String(cString: rd_kafka_topic_name($0)) } ?? ""
         handler.delivered(token: token, topic: topic, partition: m.partition, offset: m.offset, error: error)
     }
@@ -411,6 +413,17 @@ public final class KafkaConsumer {
             String(decoding: UnsafeRawBufferPointer(start: $0, count: e.metadata_size), as: UTF8.self)
         } ?? ""
         return (e.offset, metadata)
+    }
+
+    /// The partition's first and next offsets on its leader (the oldest message still held, and
+    /// the offset the next message will get).
+    public func watermarks(topic: String, partition: Int32, milliseconds: Int32 = 10_000) throws(KafkaError)
+        -> (low: Int64, high: Int64)
+    {
+        var low: Int64 = -1, high: Int64 = -1
+        let err = rd_kafka_query_watermark_offsets(handle.pointer, topic, partition, &low, &high, milliseconds)
+        if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, "watermarks of \(topic)[\(partition)]") }
+        return (low, high)
     }
 
     /// The partitions assigned to this member now (empty while the group rebalances).

@@ -110,7 +110,7 @@ struct ConsumeTests {
 
     /// Requests on the regions the replay enters most, a repeating time-interval trigger and a
     /// push: deliveries of every kind that a region event, a timer or a record causes.
-    static func requests(dir: URL, regions: String, readings: URL) throws -> URL {
+    static func requests(dir: URL, regions: String, readings: URL) throws -> (url: URL, top: [String]) {
         let r = try CLI.run(["replay", "--regions", regions, "--hysteresis", "0", "--max-accuracy", "0", readings.path])
         var entries: [String: Int] = [:]
         for line in r.lines where line.contains(#""event":"enter""#) {
@@ -126,11 +126,40 @@ struct ConsumeTests {
         items.append(#"{"id":"news","content":{"title":"News"},"trigger":{"type":"push"}}"#)
         let url = dir.appendingPathComponent("requests.json")
         try ("[" + items.joined(separator: ",\n") + "]").write(to: url, atomically: true, encoding: .utf8)
-        return url
+        return (url, top)
     }
 
-    static func produce(_ producer: KafkaProducer, _ records: ArraySlice<(key: String, line: String)>) throws {
-        for r in records { try producer.produce(topic: "in", key: r.key, value: r.line) }
+    /// Live region records (SPEC §7) at `fraction` of the feed: device-less, so the test
+    /// produces them to every partition (key ""), and each partition's engine applies them.
+    static func insertRegionRecords(_ feed: inout Feed, regionsCSV: String, top: [String]) throws {
+        let rows = try String(contentsOfFile: regionsCSV, encoding: .utf8).split(separator: "\n").dropFirst()
+        var centre: [String: (String, String)] = [:]
+        for row in rows {
+            let f = row.split(separator: ",")
+            centre[String(f[0])] = (String(f[1]), String(f[2]))
+        }
+        let (lat, lon) = centre[top[0]]!
+        func t(at k: Int) throws -> String {
+            let o = try JSONSerialization.jsonObject(with: Data(feed.records[k].line.utf8)) as! [String: Any]
+            return "\((o["t"] as! NSNumber).doubleValue)"
+        }
+        let add = feed.records.count / 2, remove = feed.records.count * 7 / 10
+        let removal = #"{"t":\#(try t(at: remove)),"op":"removeRegion","id":"\#(top[1])"}"#
+        feed.records.insert(("", removal), at: remove)
+        let addition = #"{"t":\#(try t(at: add)),"op":"addRegion","region":{"type":"Feature","id":"added-1","geometry":{"type":"Point","coordinates":[\#(lon),\#(lat)]},"properties":{"radius":600}}}"#
+        feed.records.insert(("", addition), at: add)
+    }
+
+    /// Produces records keyed by device; a record with an empty key goes to every partition.
+    static func produce(_ producer: KafkaProducer, _ records: ArraySlice<(key: String, line: String)>,
+                        partitions: Int32 = 6) throws {
+        for r in records {
+            if r.key.isEmpty {
+                for p in 0..<partitions { try producer.produce(topic: "in", key: nil, value: r.line, partition: p) }
+            } else {
+                try producer.produce(topic: "in", key: r.key, value: r.line)
+            }
+        }
         try producer.flush(milliseconds: 30_000)
     }
 
@@ -168,13 +197,15 @@ struct ConsumeTests {
         return events
     }
 
-    @Test("a member killed with SIGKILL mid-stream and one joining later: after dropping repeated ids, every device's events are replay's (exact mode, dwell, requests)")
+    @Test("a member killed with SIGKILL mid-stream and one joining later: after dropping repeated ids, every device's events are replay's (exact mode, dwell, requests, live region records)")
     func failover() throws {
         let dir = try CLI.temporaryDirectory()
-        let (feed, regions, end) = try Self.feed(dir: dir, devices: 150, seconds: 240)
+        var (feed, regions, end) = try Self.feed(dir: dir, devices: 150, seconds: 240)
         let readings = dir.appendingPathComponent("readings.ndjson")
         try feed.ndjson.write(to: readings, atomically: true, encoding: .utf8)
-        let requests = try Self.requests(dir: dir, regions: regions, readings: readings)
+        let (requests, top) = try Self.requests(dir: dir, regions: regions, readings: readings)
+        try Self.insertRegionRecords(&feed, regionsCSV: regions, top: top)
+        try feed.ndjson.write(to: readings, atomically: true, encoding: .utf8)
         let until = String(end + 300)
         let engineOptions = ["--regions", regions, "--requests", requests.path, "--hysteresis", "0", "--max-accuracy", "0",
                              "--dwell", "45", "--until", until]
@@ -182,6 +213,8 @@ struct ConsumeTests {
                                                                readings.path])
         #expect(replay.status == 0, "\(replay.stderr)")
         let expected = Self.replayByDevice(replay.stdout)
+        #expect(replay.stdout.contains(#""region":"added-1""#) && replay.stdout.contains(#""reason":"removed""#),
+                "the live region records must change events")
         #expect(replay.stdout.contains(#""event":"dwell""#) && replay.stdout.contains(#""trigger":"timeInterval""#)
                 && replay.stdout.contains(#""trigger":"location""#) && replay.stdout.contains(#""trigger":"push""#),
                 "the scenario must exercise dwell and every kind of delivery")
@@ -229,7 +262,8 @@ struct ConsumeTests {
         #expect(c.wait(seconds: 90) == 0, "c: \(c.log)")
         #expect(c.log.contains("from a snapshot"), "c resumed no partition from a snapshot: \(c.log)")
         // Everything read is committed: a new member would have nothing left to read.
-        #expect(committed().reduce(0, +) == Int64(n), "committed \(committed()), \(n) records in all")
+        let messages = feed.records.map { $0.key.isEmpty ? 6 : 1 }.reduce(0, +)
+        #expect(committed().reduce(0, +) == Int64(messages), "committed \(committed()), \(messages) messages in all")
 
         let (events, repeats) = try Self.byDevice(try Self.readAll(cluster, topic: "out"))
         let wrong = expected.keys.sorted().filter { events[$0] ?? [] != expected[$0]! }

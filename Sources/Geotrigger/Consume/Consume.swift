@@ -93,8 +93,12 @@ public struct ConsumeStatistics: Sendable {
     /// Messages passed over: of a partition not (or no longer) assigned here, or before the
     /// partition's next offset (read again after a rebalance).
     public var staleMessages = 0
-    /// From the first record to the last, the time spent on records (for records/s).
+    /// Of the run, the time spent on batches of records (applying, producing, snapshots).
     public var busySeconds = 0.0
+    /// Wall-clock times (Unix seconds) of the first and last batch of records: the span a
+    /// member was consuming, comparable across processes (the bench adds members up by it).
+    public var firstRecordAt: Double?
+    public var lastRecordAt: Double?
 
     public var summary: String {
         var s = replay.summary.replacingOccurrences(of: " from 1 input:", with: ":")
@@ -108,6 +112,12 @@ public struct ConsumeStatistics: Sendable {
         }
         lines.append(written + "; commits: \(grouped(commits)) (\(grouped(commitsFailed)) refused)")
         lines.append("produced \(grouped(eventsProduced)) events; \(grouped(staleMessages)) stale messages passed over")
+        if let first = firstRecordAt, let last = lastRecordAt {
+            let span = last - first
+            let rate = span > 0 ? Int((Double(replay.records) / span).rounded()) : 0
+            lines.append("consuming: \(grouped(replay.records)) records from \(rfc3339(first)) to \(rfc3339(last)), "
+                         + "\(formatSeconds(span)) (\(grouped(rate)) records/s; busy \(formatSeconds(busySeconds)), the rest waiting for Kafka)")
+        }
         s += lines.map { "geotrigger: " + $0 + "\n" }.joined()
         return s
     }
@@ -132,7 +142,7 @@ public struct ConsumeStatistics: Sendable {
 public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     public let configuration: ConsumeConfiguration
     let diagnostics: (String) -> Void
-    public private(set) var statistics = ConsumeStatistics()
+    @exclusivity(unchecked) public private(set) var statistics = ConsumeStatistics()
     /// Set when the process stopped at SIGINT or SIGTERM.
     public private(set) var stoppedBySignal = false
 
@@ -148,7 +158,14 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     private let decoder: NDJSONDecoder
 
     /// The engines of the partitions held now, by partition number.
-    private var partitions: [Int32: PartitionEngine] = [:]
+    @exclusivity(unchecked) private var partitions: [Int32: PartitionEngine] = [:] {
+        didSet {
+            let n = Int((partitions.keys.max() ?? -1) + 1)
+            slots = (0..<n).map { partitions[Int32($0)] }
+        }
+    }
+    /// The same, as an array indexed by partition number, for the per-message lookup.
+    @exclusivity(unchecked) private var slots: [PartitionEngine?] = []
     /// A failure inside a rebalance callback, thrown by the loop once the callback returns.
     private var fatal: ConsumeError?
     /// Commits refused, by partition: retried once the group has settled.
@@ -156,7 +173,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     private var reported = 0
     /// The counts of partitions dropped so far (those held are added in `finalStatistics`).
     private var dropped = ReplayStatistics()
-    private var value: [UInt8] = []
+    @exclusivity(unchecked) private var value: [UInt8] = []
 
     public init(configuration: ConsumeConfiguration, diagnostics: @escaping (String) -> Void = { writeStandardError($0) }) {
         self.configuration = configuration
@@ -206,7 +223,13 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
                 settings: settings([("group.id", c.group), ("enable.auto.commit", "false"),
                                     ("enable.auto.offset.store", "false"), ("auto.offset.reset", "earliest"),
                                     ("partition.assignment.strategy", "cooperative-sticky"),
-                                    ("queued.min.messages", "200000")]),
+                                    // librdkafka 2.0 counts queued.min.messages over the one
+                                    // consumer queue every partition feeds, and backs a paused
+                                    // partition off for a whole second: a member slower than
+                                    // its fetches idled two thirds of the time. Bound the queue
+                                    // by bytes only (256 MB), and answer caught-up fetches soon.
+                                    ("queued.min.messages", "10000000"), ("queued.max.messages.kbytes", "262144"),
+                                    ("fetch.wait.max.ms", "100")]),
                 rebalance: self)
             try consumer.subscribe([c.topic])
         } catch {
@@ -248,13 +271,18 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
                     }
                     continue
                 }
-                guard let p = partitions[m.partition], m.offset >= p.nextOffset else {
+                let k = Int(m.partition)
+                guard k >= 0 && k < slots.count, let p = slots[k], m.offset >= p.nextOffset else {
                     statistics.staleMessages += 1
                     continue
                 }
                 p.nextOffset = m.offset + 1
                 if !touched.contains(where: { $0 === p }) { touched.append(p) }
-                try apply(m, to: p)
+                let applied = try apply(m, to: p)
+                if applied !== p {
+                    touched.removeAll { $0 === p }
+                    touched.append(applied)
+                }
             }
             batch.release()
             for p in touched {
@@ -272,6 +300,9 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
             if n > 0 {
                 lastActivity = now
                 statistics.busySeconds += now - began
+                let wall = wallClockSeconds()
+                if statistics.firstRecordAt == nil { statistics.firstRecordAt = wall }
+                statistics.lastRecordAt = wall
             } else if let idle = configuration.exitWhenIdle, now - lastActivity >= idle {
                 // Idle: every partition's state is written and committed before the process
                 // leaves. A commit refused now (the group rebalancing as another member leaves)
@@ -291,8 +322,10 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
 
     private var c: ConsumeConfiguration { configuration }
 
+    /// Applies a message to its partition's engine; returns the engine that applied it (another
+    /// one when a region record moved the partition to an index of its own).
     @inline(__always)
-    private func apply(_ m: KafkaMessageView, to p: PartitionEngine) throws(ConsumeError) {
+    private func apply(_ m: KafkaMessageView, to p: PartitionEngine) throws(ConsumeError) -> PartitionEngine {
         switch decoder.decode(record: m.value) {
         case .end:
             // A blank message: skipped, as a blank line is.
@@ -302,10 +335,14 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
             try reject(reason, detail: nil, partition: m.partition, offset: m.offset, key: m.key, record: decoder.rejectedLine)
         case .reading:
             let r = decoder.current
+            var p = p
+            if r.kind == .control && r.op.isRegionChange && p.engine.index === template { p = try ownIndex(p) }
             if let (reason, detail) = p.apply(r, offset: m.offset) {
                 try reject(reason, detail: detail, partition: m.partition, offset: m.offset, key: m.key, record: r.line)
             }
+            return p
         }
+        return p
     }
 
     /// A bad record: counted, reported on stderr (the first few), and written with its place
@@ -489,14 +526,6 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     /// returns the offset to read from.
     private func take(_ partition: Int32) throws(ConsumeError) -> Int64 {
         let began = monotonicSeconds()
-        let index: RegionIndex
-        let p: PartitionEngine
-        do {
-            index = try RegionIndex(regions: regions, hysteresis: c.replay.hysteresis, tree: c.replay.tree, order: .spatial)
-            p = try PartitionEngine(partition: partition, index: index, ids: ids, requests: requests, configuration: c.replay)
-        } catch {
-            throw .kafka("\(c.topic)[\(partition)]: cannot build its engine: \(error)")
-        }
         let committed: (offset: Int64, metadata: String)
         do {
             committed = try consumer.committed(topic: c.topic, partition: partition)
@@ -504,8 +533,10 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
             throw .kafka("\(c.topic)[\(partition)]: cannot read its committed offset: \(error)")
         }
         var note: String
+        let p: PartitionEngine
         if let ref = SnapshotReference(metadata: committed.metadata) {
             let bytes = try state.read(ref, key: stateKey(partition))
+            p = try engine(for: partition, privateIndex: PartitionEngine.hasRegionChanges(snapshot: bytes) ?? false)
             try p.restore(bytes, identity: identity, topic: c.topic)
             guard p.nextOffset == committed.offset else {
                 throw .snapshot("\(c.topic)[\(partition)]: the snapshot is at offset \(p.nextOffset), the commit at \(committed.offset)")
@@ -516,9 +547,11 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
                 + "(\(grouped(bytes.count)) bytes, \(ref.topic)[\(ref.partition)]@\(ref.first))"
         } else if committed.offset >= 0 {
             // Committed by something else than geotrigger: no state to go on from.
+            p = try engine(for: partition, privateIndex: false)
             p.nextOffset = committed.offset
             note = "no snapshot in the commit's metadata: starting afresh at its offset \(committed.offset)"
         } else {
+            p = try engine(for: partition, privateIndex: false)
             p.nextOffset = 0
             note = "nothing committed: starting at the partition's beginning"
         }
@@ -528,8 +561,44 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         if c.verbose {
             diagnostics("geotrigger: \(c.topic)[\(partition)] assigned: \(note) in \(formatSeconds(monotonicSeconds() - began))\n")
         }
-        // Where no offset is committed: the partition's first offset still held (-2, BEGINNING).
-        return committed.offset >= 0 ? committed.offset : -2
+        if committed.offset >= 0 { return committed.offset }
+        // Nothing committed: the partition's first offset still held, asked here rather than
+        // left to the fetcher (-2, BEGINNING), whose offset lookups, one partition after another,
+        // held the first fetches back.
+        if let low = try? consumer.watermarks(topic: c.topic, partition: partition).low, low >= 0 {
+            p.nextOffset = low
+            return low
+        }
+        return -2
+    }
+
+    /// A new engine for `partition`: on the index every partition shares, or (for a partition
+    /// whose regions changed live) on one of its own.
+    private func engine(for partition: Int32, privateIndex: Bool) throws(ConsumeError) -> PartitionEngine {
+        do {
+            let index = privateIndex
+                ? try RegionIndex(regions: regions, hysteresis: c.replay.hysteresis, tree: c.replay.tree, order: .spatial)
+                : template!
+            return try PartitionEngine(partition: partition, index: index, ids: ids, requests: requests, configuration: c.replay)
+        } catch {
+            throw .kafka("\(c.topic)[\(partition)]: cannot build its engine: \(error)")
+        }
+    }
+
+    /// The partitions share one region index, read-only; a live region record changes regions
+    /// for its own partition only, so before the first one the partition moves to an index of its
+    /// own: its state goes over through a snapshot (which carries everything but the index).
+    private func ownIndex(_ p: PartitionEngine) throws(ConsumeError) -> PartitionEngine {
+        try produceEvents(of: p)
+        let bytes = p.snapshot(identity: identity, topic: c.topic)
+        let own = try engine(for: p.partition, privateIndex: true)
+        try own.restore(bytes, identity: identity, topic: c.topic)
+        own.nextOffset = p.nextOffset
+        own.sinceSnapshot = p.sinceSnapshot
+        own.changed = p.changed
+        drop(p)
+        partitions[p.partition] = own
+        return own
     }
 
     public func revoked(_ taken: [KafkaPartition], lost: Bool) {
@@ -562,4 +631,17 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     public func delivered(token: Int, topic: String, partition: Int32, offset: Int64, error: KafkaError?) {
         if token >= StateTopic.firstToken { state.delivered(token: token, partition: partition, offset: offset, error: error) }
     }
+}
+
+/// Unix seconds, now.
+func wallClockSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+private func rfc3339(_ t: Double) -> String {
+    var bytes: [UInt8] = []
+    RFC3339.format(t, into: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
 }

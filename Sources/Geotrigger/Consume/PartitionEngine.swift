@@ -20,19 +20,19 @@ final class PartitionEngine {
     private let formatted = OutputFile(memory: ())
 
     /// The offset of the next record to read: every record before it has been applied.
-    var nextOffset: Int64 = 0
+    @exclusivity(unchecked) var nextOffset: Int64 = 0
     /// Records applied (or rejected) since the last snapshot.
-    var sinceSnapshot = 0
+    @exclusivity(unchecked) var sinceSnapshot = 0
     /// Whether anything changed since the last snapshot (a record, or `--until`).
-    var changed = false
+    @exclusivity(unchecked) var changed = false
 
     /// The record being applied: events not from the applier's batch are its.
-    private var currentOffset: Int64 = -1
+    @exclusivity(unchecked) private var currentOffset: Int64 = -1
     /// While the applier's batch is applied: the offset of each batched device's fix, by device
     /// id (the devices of a batch are distinct).
-    private var batchOffsets: [Int64] = []
+    @exclusivity(unchecked) private var batchOffsets: [Int64] = []
     /// The id of the last event tagged: its record's offset and index there.
-    private(set) var lastTag: (offset: Int64, index: Int32) = (-1, -1)
+    @exclusivity(unchecked) private(set) var lastTag: (offset: Int64, index: Int32) = (-1, -1)
 
     /// An event formatted into `formatted`: its bytes end at `end`; its key (the device's name)
     /// is `keys[keyStart..<keyEnd]`, copied when the event was made (an expired device's id may
@@ -44,8 +44,8 @@ final class PartitionEngine {
         var keyStart: Int
         var keyEnd: Int
     }
-    private(set) var tags: [Tag] = []
-    private var keys: [UInt8] = []
+    @exclusivity(unchecked) private(set) var tags: [Tag] = []
+    @exclusivity(unchecked) private var keys: [UInt8] = []
 
     init(partition: Int32, index: RegionIndex, ids: IDSlots, requests: [NotificationRequest],
          configuration c: ReplayConfiguration) throws {
@@ -168,6 +168,7 @@ final class PartitionEngine {
         var w = SnapshotWriter(reservingCapacity: 1 << 16)
         w.tag("geotrigger-partition")
         w.u32(Self.snapshotVersion)
+        w.bool(hasRegionChanges)
         identity.write(to: &w)
         w.string(topic)
         w.i32(partition)
@@ -180,6 +181,18 @@ final class PartitionEngine {
 
     static let snapshotVersion: UInt32 = 1
 
+    /// Whether live region records have changed this partition's regions: its index is then its
+    /// own (`Consume` shares one index between the partitions that have none).
+    var hasRegionChanges: Bool { !engine.regionChanges.isEmpty }
+
+    /// Whether a snapshot's engine had region changes (so it must be restored into an engine with
+    /// an index of its own); nil if the bytes are not a partition snapshot.
+    static func hasRegionChanges(snapshot bytes: [UInt8]) -> Bool? {
+        var r = SnapshotReader(bytes)
+        guard (try? r.expect("geotrigger-partition")) != nil, (try? r.u32()) == snapshotVersion else { return nil }
+        return try? r.bool()
+    }
+
     /// Restores `snapshot()`'s state into this new partition engine (built from the same
     /// regions, requests and options: `identity` says which, and a snapshot of others is refused).
     func restore(_ bytes: [UInt8], identity: RunIdentity, topic: String) throws(ConsumeError) {
@@ -190,6 +203,7 @@ final class PartitionEngine {
             guard version == Self.snapshotVersion else {
                 throw ConsumeError.snapshot("\(topic)[\(partition)]: snapshot format \(version), not \(Self.snapshotVersion)")
             }
+            _ = try r.bool()
             let theirs = try RunIdentity(from: &r)
             if let difference = identity.difference(from: theirs) {
                 throw ConsumeError.snapshot("\(topic)[\(partition)]: its snapshot was taken by another configuration: \(difference)")
