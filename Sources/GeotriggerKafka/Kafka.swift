@@ -70,7 +70,10 @@ final class KafkaHandle {
         pointer = rk
     }
 
-    deinit { rd_kafka_destroy(pointer) }
+    /// Set for a handle that must not be destroyed (`KafkaConsumer.deinit` says when).
+    var leaked = false
+
+    deinit { if !leaked { rd_kafka_destroy(pointer) } }
 }
 
 /// What a producer learns of each message it queued, once the brokers have answered
@@ -341,6 +344,12 @@ public final class KafkaConsumer {
     deinit {
         close()
         rd_kafka_queue_destroy(queue)
+        // librdkafka 2.0.2 aborts in rd_kafka_destroy (rd_kafka_sticky_assignor_state_destroy:
+        // assertion `assignor_state') for a cooperative-sticky member that never received an
+        // assignment, e.g. one that stops before its first rebalance completes. Such a client
+        // holds no partition and has left the group (`close`): its handle is left to the
+        // process's end rather than destroyed.
+        if relay.assignments == 0 { handle.leaked = true }
     }
 
     /// Assignments and revocations so far.

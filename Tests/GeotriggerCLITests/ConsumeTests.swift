@@ -340,4 +340,15 @@ struct ConsumeTests {
         #expect(b.log.contains("geotrigger: 0 records"), "b read records a had committed: \(b.log)")
         #expect(try Self.readAll(cluster, topic: "out").count == first.count, "events produced again: \(b.log)")
     }
+
+    @Test("a member that stops before the group gave it anything exits 0 and commits nothing")
+    func stopsBeforeAssignment() throws {
+        let cluster = try KafkaMockCluster(brokers: 1)
+        try cluster.createTopic("in", partitions: 2)
+        let r = try CLI.run(["consume", "--regions", CLI.fixtures.appendingPathComponent("polar-north.regions.geojson").path,
+                             "--brokers", cluster.bootstrapServers, "--topic", "in", "--group", "early",
+                             "--events-topic", "out", "--exit-when-idle", "0.2"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("partitions: 0 assigned"), "\(r.stderr)")
+    }
 }

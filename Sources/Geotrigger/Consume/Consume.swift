@@ -277,15 +277,20 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
                     continue
                 }
                 p.nextOffset = m.offset + 1
-                if !touched.contains(where: { $0 === p }) { touched.append(p) }
+                if !p.touched {
+                    p.touched = true
+                    touched.append(p)
+                }
                 let applied = try apply(m, to: p)
                 if applied !== p {
                     touched.removeAll { $0 === p }
+                    applied.touched = true
                     touched.append(applied)
                 }
             }
             batch.release()
             for p in touched {
+                p.touched = false
                 try produceEvents(of: p)
                 if p.sinceSnapshot >= configuration.checkpointEvery { try checkpoint(p) }
             }
@@ -310,7 +315,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
                 // commit, are read up to here again, and the next idle moment tries again.
                 if try settle() { return }
                 settleAttempts += 1
-                if settleAttempts >= 10 {
+                if settleAttempts >= 4 {
                     diagnostics("geotrigger: leaving with commits refused \(settleAttempts) times: the partitions' next owners "
                                 + "resume from their last commits\n")
                     return
@@ -386,7 +391,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     // MARK: Snapshots and commits
 
     /// Writes partition `p`'s snapshot and commits its next offset with the snapshot's place.
-    private func checkpoint(_ p: PartitionEngine) throws(ConsumeError) {
+    private func checkpoint(_ p: PartitionEngine, forceCommit: Bool = false) throws(ConsumeError) {
         let began = monotonicSeconds()
         try produceEvents(of: p)
         let bytes = p.snapshot(identity: identity, topic: c.topic)
@@ -397,15 +402,27 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         statistics.snapshotSeconds += monotonicSeconds() - began
         p.sinceSnapshot = 0
         p.changed = false
-        commit(p.partition, offset: p.nextOffset, metadata: ref.metadata)
+        commit(p.partition, offset: p.nextOffset, metadata: ref.metadata, force: forceCommit)
     }
 
     private func stateKey(_ partition: Int32) -> String { "\(c.topic)/\(partition)" }
 
-    /// Commits, or keeps the commit for later when the group refuses it now (a rebalance under
-    /// way: ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID; a coordinator away).
-    /// Retrying at once would only prolong the rebalance; the retry waits for the next poll.
-    private func commit(_ partition: Int32, offset: Int64, metadata: String) {
+    /// Commits, or keeps the commit for later when the group refuses it (a rebalance under way:
+    /// REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID; a coordinator away). After a
+    /// refusal no commit is sent until the group has rebalanced (an assignment has come, even an
+    /// empty one: a revocation comes before the new generation is known) or
+    /// `commitHold` seconds have passed: commits sent into a rebalance are refused in turn, and
+    /// each ILLEGAL_GENERATION makes librdkafka drop the assignment and rejoin, which starts
+    /// another rebalance for every member. The newest snapshot's commit replaces an older one
+    /// still waiting.
+    private func commit(_ partition: Int32, offset: Int64, metadata: String, force: Bool = false) {
+        if !force, let held = commitsHeld {
+            if consumer.rebalances.assigned == held.rebalances && monotonicSeconds() - held.since < Self.commitHold {
+                pendingCommits[partition] = (offset, metadata)
+                return
+            }
+            commitsHeld = nil
+        }
         do {
             try consumer.commit(topic: c.topic, partition: partition, offset: offset, metadata: metadata)
             statistics.commits += 1
@@ -413,20 +430,24 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         } catch {
             statistics.commitsFailed += 1
             pendingCommits[partition] = (offset, metadata)
+            commitsHeld = (consumer.rebalances.assigned, monotonicSeconds())
             if c.verbose {
                 diagnostics("geotrigger: \(c.topic)[\(partition)]: commit of offset \(offset) refused (\(error)); "
-                            + "retried once the group has settled\n")
+                            + "sent again once the group has rebalanced\n")
             }
         }
     }
 
+    /// Set by a refused commit: the assignment count then, and when.
+    private var commitsHeld: (rebalances: Int, since: Double)?
+    private static let commitHold = 5.0
     private var lastRetry = 0.0
 
     private func retryCommits() {
         let now = monotonicSeconds()
-        guard now - lastRetry >= 0.5 else { return }
+        guard now - lastRetry >= 0.2 else { return }
         lastRetry = now
-        for (partition, pending) in pendingCommits {
+        for (partition, pending) in pendingCommits.sorted(by: { $0.key < $1.key }) {
             guard partitions[partition] != nil else {
                 pendingCommits[partition] = nil
                 continue
@@ -443,10 +464,11 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
                 p.advance(to: until)
                 try produceEvents(of: p)
             }
+            // Leaving: whatever refusals came before, this is the moment to commit.
             if p.changed {
-                try checkpoint(p)
+                try checkpoint(p, forceCommit: true)
             } else if let pending = pendingCommits[p.partition] {
-                commit(p.partition, offset: pending.offset, metadata: pending.metadata)
+                commit(p.partition, offset: pending.offset, metadata: pending.metadata, force: true)
             }
         }
         return pendingCommits.isEmpty
@@ -456,7 +478,13 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     /// and the group left cleanly (whatever is revoked then has nothing new to write).
     private func stop() throws(ConsumeError) {
         if stoppedBySignal {
-            for p in partitions.values.sorted(by: { $0.partition < $1.partition }) where p.changed { try checkpoint(p) }
+            for p in partitions.values.sorted(by: { $0.partition < $1.partition }) {
+                if p.changed {
+                    try checkpoint(p, forceCommit: true)
+                } else if let pending = pendingCommits[p.partition] {
+                    commit(p.partition, offset: pending.offset, metadata: pending.metadata, force: true)
+                }
+            }
         }
         consumer.close()
         if let fatal { throw fatal }
@@ -610,11 +638,13 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
                 if c.verbose { diagnostics("geotrigger: \(kp) lost: its next owner resumes from its last commit\n") }
             } else {
                 statistics.partitionsRevoked += 1
+                // The last chance to commit this partition (the generation is still this
+                // member's while it revokes): sent whatever refusals came before.
                 do {
                     if p.changed {
-                        try checkpoint(p)
+                        try checkpoint(p, forceCommit: true)
                     } else if let pending = pendingCommits[kp.partition] {
-                        commit(kp.partition, offset: pending.offset, metadata: pending.metadata)
+                        commit(kp.partition, offset: pending.offset, metadata: pending.metadata, force: true)
                     }
                 } catch {
                     diagnostics("geotrigger: \(kp) revoked without a snapshot (\(error)): its next owner resumes from its last commit\n")

@@ -23,6 +23,9 @@ final class PartitionEngine {
     @exclusivity(unchecked) var nextOffset: Int64 = 0
     /// Records applied (or rejected) since the last snapshot.
     @exclusivity(unchecked) var sinceSnapshot = 0
+    /// Whether the batch being read has a record of this partition (its events are produced
+    /// after the batch).
+    @exclusivity(unchecked) var touched = false
     /// Whether anything changed since the last snapshot (a record, or `--until`).
     @exclusivity(unchecked) var changed = false
 
@@ -250,12 +253,18 @@ private final class TaggingOutput: RegionEventTableReader {
 }
 
 /// Appends `v` in decimal.
+@inline(__always)
 func appendDecimal(_ v: Int64, to out: inout [UInt8]) {
-    if v < 0 {
-        out.append(UInt8(ascii: "-"))
-        appendDecimal(v == .min ? .max : -v, to: &out)
-        return
+    if v < 0 { out.append(UInt8(ascii: "-")) }
+    var m = v.magnitude
+    // 20 digits hold any UInt64; filled from the end.
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+        var k = 20
+        repeat {
+            k -= 1
+            digits[k] = UInt8(ascii: "0") + UInt8(m % 10)
+            m /= 10
+        } while m > 0
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[k..<20]))
     }
-    if v >= 10 { appendDecimal(v / 10, to: &out) }
-    out.append(UInt8(ascii: "0") + UInt8(v % 10))
 }

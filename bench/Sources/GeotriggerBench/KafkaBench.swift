@@ -56,7 +56,7 @@ struct KafkaCommand: ParsableCommand {
         let work = "\(dataDir)/kafka-\(getpid())"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
-        print("geotrigger-bench kafka: \(records.count) city readings, \(regions) circles, \(partitions) partitions")
+        say("geotrigger-bench kafka: \(records.count) city readings, \(regions) circles, \(partitions) partitions")
 
         var results = KafkaResults(fixes: records.count, regions: regions, devices: devices, partitions: partitions,
                                    machine: commandOutput(["nproc"]) + " cores, " + commandOutput(["uname", "-m"]),
@@ -65,7 +65,7 @@ struct KafkaCommand: ParsableCommand {
             var best: KafkaResults.Throughput?
             for _ in 0..<max(1, `repeat`) {
                 let run = try throughput(members: p, records: records, files: files, binary: binary, work: work)
-                print("  \(p) member(s): \(Int(run.recordsPerSecond)) records/s in all, "
+                say("  \(p) member(s): \(Int(run.recordsPerSecond)) records/s in all, "
                       + "\(run.perMember.map { String(Int($0)) }.joined(separator: ", ")) per member")
                 if best == nil || run.recordsPerSecond > best!.recordsPerSecond { best = run }
             }
@@ -74,7 +74,7 @@ struct KafkaCommand: ParsableCommand {
         if !noFailover {
             results.failover = try failover(records: records, files: files, binary: binary, work: work)
             if let f = results.failover {
-                print("  failover: SIGKILL to partitions served again \(String(format: "%.2f", f.seconds)) s "
+                say("  failover: SIGKILL to partitions served again \(String(format: "%.2f", f.seconds)) s "
                       + "(session.timeout.ms \(f.sessionTimeoutMs))")
             }
         }
@@ -84,7 +84,7 @@ struct KafkaCommand: ParsableCommand {
         try encoder.encode(results).write(to: URL(fileURLWithPath: "\(out)/kafka.json"))
         try results.markdown(command: CommandLine.arguments.dropFirst().joined(separator: " "))
             .write(toFile: "\(out)/kafka.md", atomically: true, encoding: .utf8)
-        print("geotrigger-bench kafka: wrote \(out)/kafka.md and kafka.json")
+        say("geotrigger-bench kafka: wrote \(out)/kafka.md and kafka.json")
     }
 
     /// A mock cluster process: its bootstrap servers, and the process to stop.
@@ -331,4 +331,9 @@ struct KafkaResults: Codable {
         }
         return s
     }
+}
+
+/// A progress line on standard error, at once (standard output may be a file, fully buffered).
+func say(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
 }
