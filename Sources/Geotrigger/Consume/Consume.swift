@@ -114,9 +114,9 @@ public struct ConsumeStatistics: Sendable {
         lines.append("produced \(grouped(eventsProduced)) events; \(grouped(staleMessages)) stale messages passed over")
         if let first = firstRecordAt, let last = lastRecordAt {
             let span = last - first
-            let rate = span > 0 ? Int((Double(replay.records) / span).rounded()) : 0
+            let pace = span > 0 ? "\(grouped(Int((Double(replay.records) / span).rounded()))) records/s" : "one batch"
             lines.append("consuming: \(grouped(replay.records)) records from \(rfc3339(first)) to \(rfc3339(last)), "
-                         + "\(formatSeconds(span)) (\(grouped(rate)) records/s; busy \(formatSeconds(busySeconds)), the rest waiting for Kafka)")
+                         + "\(formatSeconds(span)) (\(pace); busy \(formatSeconds(busySeconds)), the rest waiting for Kafka)")
         }
         s += lines.map { "geotrigger: " + $0 + "\n" }.joined()
         return s
