@@ -179,9 +179,6 @@ public final class KafkaProducer {
     /// Serves delivery reports that have arrived (waiting up to `milliseconds`).
     public func poll(milliseconds: Int32 = 0) { rd_kafka_poll(handle.pointer, milliseconds) }
 
-    /// Messages queued or in flight, not yet reported.
-    public var outstanding: Int { Int(rd_kafka_outq_len(handle.pointer)) }
-
     /// Waits until every queued message is delivered or failed (or `milliseconds` pass: then
     /// throws `_TIMED_OUT`), serving delivery reports.
     public func flush(milliseconds: Int32 = 10_000) throws(KafkaError) {
