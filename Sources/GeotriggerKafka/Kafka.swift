@@ -133,6 +133,7 @@ public final class KafkaProducer {
 
     deinit {
         for (_, t) in topics { rd_kafka_topic_destroy(t) }
+        batchMessages?.deallocate()
     }
 
     /// Messages that could not be delivered so far, and the first one's error.
@@ -161,6 +162,51 @@ public final class KafkaProducer {
             let err = rd_kafka_last_error()
             guard err == RD_KAFKA_RESP_ERR__QUEUE_FULL else { throw KafkaError(err, "produce to \(name)") }
             rd_kafka_poll(handle.pointer, 100)
+        }
+    }
+
+    /// Where one message of `produceBatch` lies: its key and value, as ranges of the keys and
+    /// values buffers.
+    public struct BatchEntry {
+        public var key: Range<Int>
+        public var value: Range<Int>
+        public init(key: Range<Int>, value: Range<Int>) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// The batch's C message array, reused from call to call (grown as needed).
+    private var batchMessages: UnsafeMutablePointer<rd_kafka_message_t>?
+    private var batchCapacity = 0
+
+    /// Queues many keyed messages in one call (`rd_kafka_produce_batch`: librdkafka copies them
+    /// and runs the partitioner on each key), waiting for room when the queue is full.
+    public func produceBatch(topic name: String, keys: UnsafeRawBufferPointer, values: UnsafeRawBufferPointer,
+                             entries: [BatchEntry]) throws(KafkaError) {
+        guard !entries.isEmpty else { return }
+        let t = try topic(name)
+        if batchCapacity < entries.count {
+            batchMessages?.deallocate()
+            batchCapacity = max(entries.count, 2 * batchCapacity, 1024)
+            batchMessages = .allocate(capacity: batchCapacity)
+        }
+        let messages = batchMessages!
+        for (k, e) in entries.enumerated() {
+            messages[k] = rd_kafka_message_t()
+            messages[k].payload = UnsafeMutableRawPointer(mutating: values.baseAddress! + e.value.lowerBound)
+            messages[k].len = e.value.count
+            messages[k].key = UnsafeMutableRawPointer(mutating: keys.baseAddress! + e.key.lowerBound)
+            messages[k].key_len = e.key.count
+        }
+        // Returns how many were queued; each message not queued has its `err` set.
+        let queued = rd_kafka_produce_batch(t, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, messages, Int32(entries.count))
+        guard Int(queued) < entries.count else { return }
+        for k in 0..<entries.count where messages[k].err != RD_KAFKA_RESP_ERR_NO_ERROR {
+            guard messages[k].err == RD_KAFKA_RESP_ERR__QUEUE_FULL else { throw KafkaError(messages[k].err, "produce to \(name)") }
+            let e = entries[k]
+            try produce(topic: name, key: UnsafeRawBufferPointer(rebasing: keys[e.key]),
+                        value: UnsafeRawBufferPointer(rebasing: values[e.value]))
         }
     }
 

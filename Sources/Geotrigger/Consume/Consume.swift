@@ -174,6 +174,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     /// The counts of partitions dropped so far (those held are added in `finalStatistics`).
     private var dropped = ReplayStatistics()
     @exclusivity(unchecked) private var value: [UInt8] = []
+    @exclusivity(unchecked) private var entries: [KafkaProducer.BatchEntry] = []
 
     public init(configuration: ConsumeConfiguration, diagnostics: @escaping (String) -> Void = { writeStandardError($0) }) {
         self.configuration = configuration
@@ -377,12 +378,10 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     private func produceEvents(of p: PartitionEngine) throws(ConsumeError) {
         let topic = c.eventsTopic
         do {
-            var produced = 0
-            try p.takeEvents(&value) { key, value in
-                try producer.produce(topic: topic, key: key, value: value)
-                produced += 1
+            try p.takeEvents(&value, &entries) { keys, values, entries in
+                try producer.produceBatch(topic: topic, keys: keys, values: values, entries: entries)
+                statistics.eventsProduced += entries.count
             }
-            statistics.eventsProduced += produced
         } catch {
             throw .kafka("cannot produce events to \(topic): \(error)")
         }

@@ -1,5 +1,6 @@
 import GeotriggerCore
 import GeotriggerGeometry
+import GeotriggerKafka
 import GeotriggerMonitoring
 import GeotriggerReadings
 import GeotriggerScheduling
@@ -131,32 +132,34 @@ final class PartitionEngine {
         tags.append(Tag(offset: offset, index: lastTag.index, end: formatted.count, keyStart: keyStart, keyEnd: keys.count))
     }
 
-    /// Hands each event made since the last call to `body` as its key (the device) and its JSON
-    /// with `"id"` first; then forgets them. `value` is scratch space, reused.
-    func takeEvents(_ value: inout [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void) rethrows {
+    /// Hands the events made since the last call to `body`, then forgets them: each event's JSON
+    /// with `"id"` first, laid end to end in `values` (scratch space, reused), its key (the
+    /// device) in `keys`, and where each lies.
+    func takeEvents(_ values: inout [UInt8], _ entries: inout [KafkaProducer.BatchEntry],
+                    _ body: (_ keys: UnsafeRawBufferPointer, _ values: UnsafeRawBufferPointer,
+                             _ entries: [KafkaProducer.BatchEntry]) throws -> Void) rethrows {
         applier.flush()
         guard !tags.isEmpty else { return }
-        try formatted.withPending { bytes in
-            try keys.withUnsafeBytes { keyBytes in
-                var start = 0
-                for tag in tags {
-                    // `{"t":…}\n` becomes `{"id":"P-O-I","t":…}`.
-                    value.removeAll(keepingCapacity: true)
-                    value.append(contentsOf: #"{"id":""#.utf8)
-                    appendDecimal(Int64(partition), to: &value)
-                    value.append(UInt8(ascii: "-"))
-                    appendDecimal(tag.offset, to: &value)
-                    value.append(UInt8(ascii: "-"))
-                    appendDecimal(Int64(tag.index), to: &value)
-                    value.append(contentsOf: #"","#.utf8)
-                    value.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<(tag.end - 1)]))
-                    try value.withUnsafeBytes { v in
-                        try body(UnsafeRawBufferPointer(rebasing: keyBytes[tag.keyStart..<tag.keyEnd]), v)
-                    }
-                    start = tag.end
-                }
+        values.removeAll(keepingCapacity: true)
+        entries.removeAll(keepingCapacity: true)
+        formatted.withPending { bytes in
+            var start = 0
+            for tag in tags {
+                // `{"t":…}\n` becomes `{"id":"P-O-I","t":…}`.
+                let valueStart = values.count
+                values.append(contentsOf: #"{"id":""#.utf8)
+                appendDecimal(Int64(partition), to: &values)
+                values.append(UInt8(ascii: "-"))
+                appendDecimal(tag.offset, to: &values)
+                values.append(UInt8(ascii: "-"))
+                appendDecimal(Int64(tag.index), to: &values)
+                values.append(contentsOf: #"","#.utf8)
+                values.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<(tag.end - 1)]))
+                entries.append(KafkaProducer.BatchEntry(key: tag.keyStart..<tag.keyEnd, value: valueStart..<values.count))
+                start = tag.end
             }
         }
+        try keys.withUnsafeBytes { k in try values.withUnsafeBytes { v in try body(k, v, entries) } }
         formatted.discardPending()
         tags.removeAll(keepingCapacity: true)
         keys.removeAll(keepingCapacity: true)
