@@ -97,13 +97,7 @@ public final class Replay {
             s.lastCheckpointBytes = checkpointer.lastBytes
             s.checkpointSeconds = checkpointer.seconds
         }
-        if let counts = applier?.counts {
-            s.fixes += counts.fixes
-            s.ignoredForAccuracy += counts.ignoredForAccuracy
-            s.sightings += counts.sightings
-            s.sightingsUnmatched += counts.sightingsUnmatched
-            s.controls += counts.controls
-        }
+        if let counts = applier?.counts { s.add(counts) }
         return s
     }
     /// The figures counted here (rejections, the run's sizes and times); with one thread, what

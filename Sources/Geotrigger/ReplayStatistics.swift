@@ -39,6 +39,15 @@ public struct ReplayStatistics: Sendable {
     public var records: Int { fixes + sightings + controls + rejectedTotal }
 
     /// What a checkpoint keeps of the counts (`replay --checkpoint`): records by kind and rejections.
+    /// Adds what an applier applied (fixes, of them ignored, sightings, of them unmatched, controls).
+    mutating func add(_ c: ReadingApplier.Counts) {
+        fixes += c.fixes
+        ignoredForAccuracy += c.ignoredForAccuracy
+        sightings += c.sightings
+        sightingsUnmatched += c.sightingsUnmatched
+        controls += c.controls
+    }
+
     mutating func restoreCounts(from c: ReplayStatistics) {
         fixes = c.fixes
         ignoredForAccuracy = c.ignoredForAccuracy

@@ -171,8 +171,6 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     /// Commits refused, by partition: retried once the group has settled.
     private var pendingCommits: [Int32: (offset: Int64, metadata: String)] = [:]
     private var reported = 0
-    /// The counts of partitions dropped so far (those held are added in `finalStatistics`).
-    private var dropped = ReplayStatistics()
     @exclusivity(unchecked) private var value: [UInt8] = []
     @exclusivity(unchecked) private var entries: [KafkaProducer.BatchEntry] = []
 
@@ -492,41 +490,14 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         if failed > 0 { throw .kafka("\(failed) messages could not be delivered: \(first.map { "\($0)" } ?? "")") }
         for p in partitions.values { drop(p) }
         partitions.removeAll()
-        statistics.replay = finalCounts()
-    }
-
-    private func finalCounts() -> ReplayStatistics {
-        var s = statistics.replay
-        s.fixes = dropped.fixes
-        s.ignoredForAccuracy = dropped.ignoredForAccuracy
-        s.sightings = dropped.sightings
-        s.sightingsUnmatched = dropped.sightingsUnmatched
-        s.controls = dropped.controls
-        s.events = dropped.events
-        s.deliveries = dropped.deliveries
-        for p in partitions.values {
-            s.fixes += p.applier.counts.fixes
-            s.ignoredForAccuracy += p.applier.counts.ignoredForAccuracy
-            s.sightings += p.applier.counts.sightings
-            s.sightingsUnmatched += p.applier.counts.sightingsUnmatched
-            s.controls += p.applier.counts.controls
-            s.events = zip(s.events, p.writer.counts).map(+)
-            s.deliveries = zip(s.deliveries, p.writer.deliveryCounts).map(+)
-        }
-        return s
     }
 
     /// A partition leaves this process: its counts join the totals.
     private func drop(_ p: PartitionEngine) {
         p.applier.flush()
-        let counts = p.applier.counts
-        dropped.fixes += counts.fixes
-        dropped.ignoredForAccuracy += counts.ignoredForAccuracy
-        dropped.sightings += counts.sightings
-        dropped.sightingsUnmatched += counts.sightingsUnmatched
-        dropped.controls += counts.controls
-        dropped.events = zip(dropped.events, p.writer.counts).map(+)
-        dropped.deliveries = zip(dropped.deliveries, p.writer.deliveryCounts).map(+)
+        statistics.replay.add(p.applier.counts)
+        statistics.replay.events = zip(statistics.replay.events, p.writer.counts).map(+)
+        statistics.replay.deliveries = zip(statistics.replay.deliveries, p.writer.deliveryCounts).map(+)
     }
 
     // MARK: KafkaRebalanceHandler
