@@ -212,12 +212,18 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
 
         do {
             // Events keep their order per device and are not duplicated by the producer's retries.
+            // Their delivery reports are wanted only for failures: a report per event would cost
+            // the consuming thread a callback and a message to free per event. The state topic's
+            // chunks, whose offsets the commits name, have a producer of their own that reports
+            // every message.
             producer = try KafkaProducer(settings: settings([("enable.idempotence", "true"), ("linger.ms", "5"),
-                                                             ("queue.buffering.max.messages", "1000000")]),
-                                         delivery: self)
+                                                             ("queue.buffering.max.messages", "1000000"),
+                                                             ("delivery.report.only.error", "true")]))
+            let stateProducer = try KafkaProducer(settings: settings([("enable.idempotence", "true"), ("linger.ms", "5")]),
+                                                  delivery: self)
             let reader = try KafkaPartitionReader(settings: settings([]), group: c.group + "-state-reader")
             reader.connect()
-            state = StateTopic(name: c.stateTopic, producer: producer, reader: reader)
+            state = StateTopic(name: c.stateTopic, producer: stateProducer, after: producer, reader: reader)
             consumer = try KafkaConsumer(
                 settings: settings([("group.id", c.group), ("enable.auto.commit", "false"),
                                     ("enable.auto.offset.store", "false"), ("auto.offset.reset", "earliest"),
@@ -485,7 +491,12 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         }
         consumer.close()
         if let fatal { throw fatal }
-        do { try producer.flush(milliseconds: 60_000) } catch { throw .kafka("cannot deliver the last events: \(error)") }
+        do {
+            try producer.flush(milliseconds: 60_000)
+            try state.flush()
+        } catch {
+            throw .kafka("cannot deliver the last events: \(error)")
+        }
         let (failed, first) = producer.failures
         if failed > 0 { throw .kafka("\(failed) messages could not be delivered: \(first.map { "\($0)" } ?? "")") }
         for p in partitions.values { drop(p) }

@@ -68,7 +68,10 @@ private func hex(_ v: UInt64) -> String { String(v, radix: 16) }
 /// they were stored from the delivery reports; reads one back by its reference.
 final class StateTopic {
     let name: String
+    /// The chunks' producer, whose delivery reports say where each chunk lies.
     private let producer: KafkaProducer
+    /// The events' producer: what it holds is stored before a snapshot is taken as written.
+    private let events: KafkaProducer
     private let reader: KafkaPartitionReader
     /// Chunk payloads at most this long (Kafka's default `message.max.bytes` is 1 MB).
     static let chunkBytes = 512 << 10
@@ -81,14 +84,20 @@ final class StateTopic {
     private var failure: KafkaError?
     private var random = SplitMix64(seed: UInt64(getpid()) &* 0x9E37_79B9_7F4A_7C15
                                     ^ UInt64(bitPattern: Int64(monotonicSeconds() * 1e9)))
-    /// Tokens of state chunks start here; the events' are 0.
+    /// Tokens of state chunks start here (a message of token 0 is reported only if it fails).
     static let firstToken = 1 << 40
     private var nextToken = StateTopic.firstToken
 
-    init(name: String, producer: KafkaProducer, reader: KafkaPartitionReader) {
+    init(name: String, producer: KafkaProducer, after events: KafkaProducer, reader: KafkaPartitionReader) {
         self.name = name
         self.producer = producer
+        self.events = events
         self.reader = reader
+    }
+
+    /// Waits until every chunk queued is stored.
+    func flush() throws(KafkaError) {
+        try producer.flush(milliseconds: 60_000)
     }
 
     /// A delivery report for a message of token `token` (the consumer's delivery handler passes
@@ -129,13 +138,16 @@ final class StateTopic {
             }
             // Everything queued before (the events of the records the snapshot covers) and the
             // chunks: the input offset may be committed only once all of it is stored.
+            try events.flush(milliseconds: 60_000)
             try producer.flush(milliseconds: 60_000)
         } catch {
             throw ConsumeError.kafka("cannot write a snapshot to \(name): \(error)")
         }
         if let failure { throw ConsumeError.kafka("cannot write a snapshot to \(name): \(failure)") }
-        let (failed, first) = producer.failures
-        if failed > 0 { throw ConsumeError.kafka("\(failed) messages could not be delivered: \(first.map { "\($0)" } ?? "")") }
+        for p in [events, producer] {
+            let (failed, first) = p.failures
+            if failed > 0 { throw ConsumeError.kafka("\(failed) messages could not be delivered: \(first.map { "\($0)" } ?? "")") }
+        }
         let reports = pending!.reports
         guard reports.allSatisfy({ $0 != nil }) else { throw ConsumeError.kafka("a snapshot chunk went unreported by \(name)") }
         let partitions = Set(reports.map { $0!.partition })
