@@ -8,6 +8,10 @@ import GeotriggerScheduling
 public protocol EngineOutput: AnyObject {
     func regionEvent(_ event: RegionEvent)
     func delivery(_ delivery: Delivery)
+    /// A user's response that reached the app (SPEC §5.1), right after the `respond` record.
+    func response(_ response: NotificationResponse)
+    /// A push that showed nothing (SPEC §5.1).
+    func silentPush(_ push: SilentPush)
     /// A region was added live (`Engine.addRegion`) as number `number`, before any event names it.
     func regionAdded(_ region: Region, number: Int32)
 }
@@ -48,6 +52,9 @@ public final class Engine {
     @exclusivity(unchecked) public var onEvent: ((RegionEvent) -> Void)?
     /// Called for every delivery, in order (after `output`).
     @exclusivity(unchecked) public var onDeliver: ((Delivery) -> Void)?
+    /// Called for every response that reaches the app (the delegate's `didReceive`), after the
+    /// output has it.
+    public var onResponse: ((NotificationResponse) -> Void)?
     /// Receives events and deliveries before the closures (the replay's writer). Held strongly
     /// (a weak load per event cost an atomic operation and slow-path reference counting): an
     /// output that owns the engine must not be set here itself, but through an object that holds
@@ -141,6 +148,11 @@ public final class Engine {
             outputReference.call { $0.delivery(d) }
             onDeliver?(d)
         }
+        scheduler.onResponse = { [unowned self] r in
+            outputReference.call { $0.response(r) }
+            onResponse?(r)
+        }
+        scheduler.onSilentPush = { [unowned self] p in outputReference.call { $0.silentPush(p) } }
     }
 
     // MARK: Readings
@@ -360,6 +372,42 @@ public final class Engine {
     public func delivered(device: String) -> [DeliveredNotification] { scheduler.delivered(device: monitor.device(device)) }
     public func removePending(ids: [String], device: String) { scheduler.removePending(ids: ids, device: monitor.device(device)) }
     public func removeDelivered(ids: [String], device: String) { scheduler.removeDelivered(ids: ids, device: monitor.device(device)) }
+
+    // SPEC §5.1: what happens after a notification fires. Each goes to the output as the
+    // control record of the same name would (responses and silent pushes as events).
+
+    /// Replaces the device's categories of actions (`setNotificationCategories`).
+    public func setCategories(_ categories: [NotificationCategory], device: String) {
+        scheduler.setCategories(categories, device: monitor.device(device))
+    }
+
+    /// The user answers a delivered notification; nil for a dismissal the app does not hear of.
+    @discardableResult
+    public func respond(id: String, action: String, text: String? = nil, device: String, at t: Double? = nil) throws(RequestError) -> NotificationResponse? {
+        try scheduler.respond(id: id, action: action, text: text, device: monitor.device(device), at: t ?? clock)
+    }
+
+    /// What the device's user allows (`granted: false`: nothing).
+    public func authorize(_ options: PresentationOptions, granted: Bool = true, device: String) {
+        scheduler.authorize(options, granted: granted, device: monitor.device(device))
+    }
+
+    /// The app comes to the foreground (with what its `willPresent` returns) or goes back.
+    public func setAppState(_ state: AppState, device: String) {
+        scheduler.setAppState(state, device: monitor.device(device))
+    }
+
+    /// A remote notification arrives (`id`: its `apns-collapse-id`).
+    @discardableResult
+    public func push(id: String, payload: RemotePayload, device: String, at t: Double? = nil) -> PushOutcome {
+        scheduler.push(id: id, payload: payload, device: monitor.device(device), at: t ?? clock)
+    }
+
+    /// The service extension asked to rewrite `mutable-content` pushes (`--service-extension`).
+    public var serviceExtension: (any NotificationServiceExtension)? {
+        get { scheduler.serviceExtension }
+        set { scheduler.serviceExtension = newValue }
+    }
 
     // MARK: Names
 

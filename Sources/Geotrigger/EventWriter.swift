@@ -23,9 +23,18 @@ public final class EventWriter: RegionEventTableReader {
     }
     /// The first write failure; the driver stops at the next reading when it is set.
     @exclusivity(unchecked) public private(set) var failure: IOFailure?
-    /// Deliveries by trigger kind, in `Self.triggerKinds` order.
-    public private(set) var deliveryCounts = [Int](repeating: 0, count: EventWriter.triggerKinds.count)
+    /// Deliveries by trigger kind, in `Self.triggerKinds` order, then what followed them, in
+    /// `Self.notificationCounts` order.
+    public private(set) var deliveryCounts = [Int](repeating: 0, count: EventWriter.countedKinds)
     public static let triggerKinds = ["location", "timeInterval", "calendar", "push"]
+    /// SPEC §5.1's counts: responses written, silent pushes, deliveries kept out of the delivered
+    /// list, and the service extension's outcomes.
+    public static let notificationCounts = ["response", "silentPush", "unlisted", "extension-modified",
+                                            "extension-timeout", "extension-failed"]
+    static let countedKinds = triggerKinds.count + notificationCounts.count
+    private func count(_ name: String) {
+        if let k = Self.notificationCounts.firstIndex(of: name) { deliveryCounts[Self.triggerKinds.count + k] += 1 }
+    }
 
     /// Each region's id as a JSON string literal, quotes included, in a 16-byte slot of its own
     /// (`IDSlots`): the plain event copies it without touching the region's `String`.
@@ -154,12 +163,7 @@ public final class EventWriter: RegionEventTableReader {
     public func delivery(_ d: Delivery) {
         deliveryCounts[Self.triggerKinds.firstIndex(of: d.trigger.kind) ?? 0] += 1
         let o = output
-        o.append("{\"t\":")
-        o.appendTime(d.t)
-        o.append(",\"event\":\"deliver\",\"device\":")
-        devices.withName(d.device) { o.appendJSONString($0) }
-        o.append(",\"request\":")
-        o.appendJSONString(d.id)
+        begin("deliver", t: d.t, device: d.device, request: d.id)
         o.append(",\"trigger\":\"")
         o.append(string: d.trigger.kind)
         o.append("\"")
@@ -169,8 +173,65 @@ public final class EventWriter: RegionEventTableReader {
         }
         o.append(",\"content\":")
         o.append { d.content.json.write(into: &$0) }
+        o.append(",\"actions\":")
+        o.append { JSONValue.array(d.actions.map { .string($0) }).write(into: &$0) }
+        o.append(",\"presented\":")
+        o.append { JSONValue.array(d.presented.names.map { .string($0) }).write(into: &$0) }
+        if !d.listed {
+            o.append(",\"listed\":false")
+            count("unlisted")
+        }
+        if let outcome = d.serviceExtension {
+            o.append(",\"extension\":\"")
+            o.append(string: outcome.rawValue)
+            o.append("\"")
+            count("extension-" + outcome.rawValue)
+        }
         o.append("}\n")
         endRecord()
+    }
+
+    /// SPEC §5.1: the user's response, as the app receives it.
+    public func response(_ r: NotificationResponse) {
+        count("response")
+        let o = output
+        begin("response", t: r.t, device: r.device, request: r.id)
+        o.append(",\"action\":")
+        o.appendJSONString(r.action)
+        if let text = r.text {
+            o.append(",\"text\":")
+            o.appendJSONString(text)
+        }
+        if r.foreground { o.append(",\"foreground\":true") }
+        o.append("}\n")
+        endRecord()
+    }
+
+    /// SPEC §5.1: a push that showed nothing.
+    public func silentPush(_ p: SilentPush) {
+        count("silentPush")
+        let o = output
+        begin("silentPush", t: p.t, device: p.device, request: p.id)
+        if p.contentAvailable { o.append(",\"contentAvailable\":true") }
+        if let userInfo = p.userInfo {
+            o.append(",\"userInfo\":")
+            o.append { userInfo.write(into: &$0) }
+        }
+        o.append("}\n")
+        endRecord()
+    }
+
+    /// A notification event's opening: `{"t":…,"event":…,"device":…,"request":…`.
+    private func begin(_ event: StaticString, t: Double, device: Int32, request: String) {
+        let o = output
+        o.append("{\"t\":")
+        o.appendTime(t)
+        o.append(",\"event\":\"")
+        o.append(event)
+        o.append("\",\"device\":")
+        devices.withName(device) { o.appendJSONString($0) }
+        o.append(",\"request\":")
+        o.appendJSONString(request)
     }
 
     private func endRecord() {

@@ -42,6 +42,10 @@ public struct ReplayConfiguration: Sendable {
     public var checkpointDirectory: String? = nil
     /// `--checkpoint-every`: records between snapshots.
     public var checkpointEvery = 1_000_000
+    /// `--service-extension`: a command that rewrites `mutable-content` pushes (SPEC §5.1).
+    public var serviceExtension: String? = nil
+    /// `--extension-timeout`: seconds of wall time to wait for its answer.
+    public var extensionTimeout = 30.0
 
     public init(regionsPath: String) { self.regionsPath = regionsPath }
 }
@@ -112,11 +116,18 @@ public final class Replay {
     public internal(set) var stoppedBySignal = false
     /// Written to stderr: reject reports, progress and the summary.
     let diagnostics: (String) -> Void
+    /// `--service-extension`: the one child every engine (job) asks; ended with the run.
+    let serviceExtension: ServiceExtensionProcess?
 
     public init(configuration: ReplayConfiguration, diagnostics: @escaping (String) -> Void = { writeStandardError($0) }) {
         self.configuration = configuration
         self.diagnostics = diagnostics
+        serviceExtension = configuration.serviceExtension.map {
+            ServiceExtensionProcess(command: $0, timeout: configuration.extensionTimeout, report: diagnostics)
+        }
     }
+
+    deinit { serviceExtension?.finish() }
 
     /// Loads the regions and builds the index, its regions in spatial order (`RegionOrder.spatial`:
     /// events are still reported in file order); a bad file stops here, before any reading.
@@ -256,6 +267,7 @@ public final class Replay {
 
         // Requests were checked against the regions already, so this cannot refuse them.
         let engine = try Engine(index: index, options: config.monitor, beaconOptions: config.beacons, requests: requests)
+        engine.serviceExtension = serviceExtension
         let writer = EventWriter(output: output, devices: engine.devices, regions: index.regions, ids: ids,
                                  echoProperties: config.echoProperties)
         engine.output = writer

@@ -129,6 +129,8 @@ struct JobSetup {
     var requests: [NotificationRequest]
     var echoProperties: Bool
     var writeState: Bool
+    /// `--service-extension`: one child for every job (it serves one push at a time).
+    var serviceExtension: ServiceExtensionProcess? = nil
     /// A resumed run: each job's state from the checkpoint (`ReplayJob.snapshot()`).
     var resumed: [[UInt8]]? = nil
 }
@@ -175,6 +177,7 @@ final class ReplayJob {
             let index = try index ?? RegionIndex(regions: setup.regions, hysteresis: setup.hysteresis, tree: setup.tree,
                                                      order: setup.givenOrder)
             engine = try Engine(index: index, options: setup.monitor, beaconOptions: setup.beacons, requests: setup.requests)
+            engine.serviceExtension = setup.serviceExtension
         } catch {
             preconditionFailure("replay job \(job): \(error)")
         }
@@ -229,6 +232,8 @@ final class ReplayJob {
         init(job: ReplayJob) { self.job = job }
         func regionEvent(_ event: RegionEvent) { job.regionEvent(event) }
         func delivery(_ delivery: Delivery) { job.delivery(delivery) }
+        func response(_ response: NotificationResponse) { job.response(response) }
+        func silentPush(_ push: SilentPush) { job.silentPush(push) }
         func regionAdded(_ region: Region, number: Int32) { job.writer.regionAdded(region, number: number) }
         var regionEventTable: (base: UnsafeRawPointer, stride: Int) { job.writer.regionEventTable }
     }
@@ -358,5 +363,16 @@ extension ReplayJob {
     func delivery(_ delivery: Delivery) {
         writer.delivery(delivery)
         tag(device: delivery.device, seq: applier.applyingBatch ? batchSeqs[Int(delivery.device)] : seq)
+    }
+
+    // Responses and silent pushes come only from control records: the record being applied's.
+    func response(_ response: NotificationResponse) {
+        writer.response(response)
+        tag(device: response.device, seq: seq)
+    }
+
+    func silentPush(_ push: SilentPush) {
+        writer.silentPush(push)
+        tag(device: push.device, seq: seq)
     }
 }

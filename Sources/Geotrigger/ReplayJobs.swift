@@ -38,6 +38,7 @@ extension Replay {
                              beacons: config.beacons, requests: requests, echoProperties: config.echoProperties,
                              writeState: config.statePath != nil)
         jobSetup.resumed = jobStates
+        jobSetup.serviceExtension = serviceExtension
         let setup = jobSetup
         let matcher = BeaconMatcher(regions: index.regions)
         let inputs = (0..<jobs).map { _ in JobQueue<JobBatch>(capacity: 4) }
@@ -430,7 +431,7 @@ final class JobMerge {
     var readerStop: (Int, String)?
     private(set) var jobStop: (Int, String)?
     private(set) var counts = [Int](repeating: 0, count: RegionEvent.Kind.allCases.count)
-    private(set) var deliveryCounts = [Int](repeating: 0, count: EventWriter.triggerKinds.count)
+    private(set) var deliveryCounts = [Int](repeating: 0, count: EventWriter.countedKinds)
     private(set) var states: [(rank: UInt64, bytes: [UInt8])] = []
     /// Per job, its state for the checkpoint being taken (`JobBatch.snapshot`), once it came.
     private(set) var jobStates: [[UInt8]?]

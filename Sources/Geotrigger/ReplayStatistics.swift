@@ -14,7 +14,7 @@ public struct ReplayStatistics: Sendable {
     /// Sightings of beacons that no beacon region matches.
     public var sightingsUnmatched = 0
     /// Deliveries by trigger kind, in `EventWriter.triggerKinds` order.
-    public var deliveries = [Int](repeating: 0, count: EventWriter.triggerKinds.count)
+    public var deliveries = [Int](repeating: 0, count: EventWriter.countedKinds)
     public var events = [Int](repeating: 0, count: RegionEvent.Kind.allCases.count)
     public var elapsed: Double = 0
     /// Of `elapsed`, the time spent reading the regions file and building the index, and how many
@@ -92,11 +92,29 @@ public struct ReplayStatistics: Sendable {
         }
         let ev = RegionEvent.Kind.allCases.map { "\(grouped(events[Int($0.rawValue)])) \($0.name)" }
         lines.append("events: " + ev.joined(separator: ", "))
-        let total = deliveries.reduce(0, +)
+        let kinds = EventWriter.triggerKinds.count
+        let total = deliveries.prefix(kinds).reduce(0, +)
         if total > 0 {
-            let kinds = EventWriter.triggerKinds.enumerated().filter { deliveries[$0.offset] > 0 }
+            let byKind = EventWriter.triggerKinds.enumerated().filter { deliveries[$0.offset] > 0 }
                 .map { "\(grouped(deliveries[$0.offset])) \($0.element)" }
-            lines.append("deliveries: \(grouped(total)) (" + kinds.joined(separator: ", ") + ")")
+            lines.append("deliveries: \(grouped(total)) notifications delivered (" + byKind.joined(separator: ", ") + ")")
+        }
+        // SPEC §5.1: what followed the deliveries, in words.
+        func after(_ name: String) -> Int {
+            EventWriter.notificationCounts.firstIndex(of: name).map { deliveries.count > kinds + $0 ? deliveries[kinds + $0] : 0 } ?? 0
+        }
+        func counted(_ n: Int, _ one: String, _ many: String) -> String { "\(grouped(n)) " + (n == 1 ? one : many) }
+        var followed: [String] = []
+        if after("unlisted") > 0 {
+            followed.append("\(grouped(after("unlisted"))) kept out of Notification Center (alerts not allowed, or the app in front showed them itself)")
+        }
+        if after("response") > 0 { followed.append(counted(after("response"), "response", "responses") + " reached the app") }
+        if after("silentPush") > 0 { followed.append(counted(after("silentPush"), "silent push", "silent pushes") + " reached the app only") }
+        if !followed.isEmpty { lines.append("  " + followed.joined(separator: "; ")) }
+        let modified = after("extension-modified"), timedOut = after("extension-timeout"), failed = after("extension-failed")
+        if modified + timedOut + failed > 0 {
+            lines.append("  service extension: " + counted(modified, "push", "pushes") + " rewritten, \(grouped(timedOut)) timed out and "
+                         + "\(grouped(failed)) failed (those delivered as sent)")
         }
         if let resumedAtRecord {
             lines.append("checkpoint: resumed after record \(grouped(resumedAtRecord))")

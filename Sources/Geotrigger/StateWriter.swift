@@ -85,6 +85,24 @@ enum StateWriter {
             o.append { n.request.json.write(into: &$0) }
             o.append("}")
         }
-        o.append("]}")
+        o.append("]")
+        // SPEC §5.1's settings, where a record set them.
+        let categories = scheduler.categories(device: d)
+        if !categories.isEmpty {
+            o.append(",\"categories\":")
+            o.append { JSONValue.array(categories.map(\.json)).write(into: &$0) }
+        }
+        let authorization = scheduler.authorization(device: d)
+        if authorization.set {
+            o.append(",\"authorized\":")
+            o.append { JSONValue.array(authorization.granted.names.map { .string($0) }).write(into: &$0) }
+        }
+        let app = scheduler.appState(device: d)
+        if app.foreground {
+            o.append(",\"appState\":{\"state\":\"foreground\",\"presentation\":")
+            o.append { JSONValue.array(app.presentation.names.map { .string($0) }).write(into: &$0) }
+            o.append("}")
+        }
+        o.append("}")
     }
 }

@@ -39,7 +39,15 @@ struct ReplayCommand: ParsableCommand {
             With --requests, the scheduling core delivers notifications like Apple's \
             UserNotifications: location triggers fire on region events, time-interval and \
             calendar triggers on the stream clock, push triggers on {"op":"push"} records. \
-            Each delivery is a "deliver" event right after what caused it.
+            Each delivery is a "deliver" event right after what caused it, with the actions \
+            its category offers and what the user was shown ("presented"). What follows a \
+            delivery comes as records too: {"op":"setCategories","categories":[…]}, \
+            {"op":"respond","id":"…","action":"default"|"dismiss"|ACTION,"text":"…"} (a \
+            "response" event), {"op":"authorize","options":["alert","sound"],"granted":true}, \
+            {"op":"appState","state":"foreground","presentation":["sound"]}, and pushes with \
+            an APNs payload: {"op":"push","id":"…","payload":{"aps":{"alert":"Hi"}}} (one \
+            without alert, sound or badge is a "silentPush" event). --service-extension \
+            rewrites "mutable-content" pushes.
 
             Regions may change mid-stream: {"t":…,"op":"addRegion","region":{GeoJSON Feature}} \
             and {"t":…,"op":"removeRegion","id":"…"} (visits end with "reason":"removed" or \
@@ -94,6 +102,12 @@ struct ReplayCommand: ParsableCommand {
     var checkpointEvery: Int = 1_000_000
 
 
+    @Option(help: ArgumentHelp("A notification service extension: CMD (run by /bin/sh) is started once and asked to rewrite every push whose APNs payload has an alert and \"mutable-content\":1. It reads one JSON line per push, {\"device\",\"request\",\"content\"}, and answers one line, {\"content\":{…}}; it may change title, subtitle, body, badge, sound, userInfo and attachments. Without an answer in time, or if it exits or answers nonsense, the push is delivered as sent (\"extension\":\"timeout\" or \"failed\") and the next push starts it again.", valueName: "CMD"))
+    var serviceExtension: String?
+
+    @Option(help: ArgumentHelp("Seconds of wall time the service extension has to answer (iOS gives about 30). The only option that makes a replay depend on wall time.", valueName: "S"))
+    var extensionTimeout: Double = 30
+
     @Flag(inversion: .prefixedNo, help: "Show a progress bar on stderr (default: when replaying files to a terminal).")
     var progress: Bool?
 
@@ -104,6 +118,10 @@ struct ReplayCommand: ParsableCommand {
         if !(1...256).contains(jobs) { throw ValidationError("--jobs must be between 1 and 256") }
         if let device, !InputLimits.identifierFits(device) { throw ValidationError(Replay.deviceTooLong(device)) }
         if checkpointEvery < 1 { throw ValidationError("--checkpoint-every must be a positive number of records") }
+        if !(extensionTimeout > 0 && extensionTimeout <= 3600) {
+            throw ValidationError("--extension-timeout must be a number of seconds above 0, at most 3600")
+        }
+        if serviceExtension?.isEmpty == true { throw ValidationError("--service-extension needs a command") }
     }
 
     func run() throws {
@@ -117,6 +135,8 @@ struct ReplayCommand: ParsableCommand {
         config.jobs = jobs
         config.checkpointDirectory = checkpoint
         config.checkpointEvery = checkpointEvery
+        config.serviceExtension = serviceExtension
+        config.extensionTimeout = extensionTimeout
         let readsFiles = readings.contains { $0 != "-" }
         config.progress = progress ?? (readsFiles && isatty(STDERR_FILENO) != 0)
 

@@ -432,8 +432,14 @@ public final class KafkaConsumer {
     }
 
     /// Commits `offset` (the next message to read) for a partition, with `metadata` (at most a
-    /// few kilobytes: the broker's `offset.metadata.max.bytes`), and waits for it.
-    public func commit(topic: String, partition: Int32, offset: Int64, metadata: String = "") throws(KafkaError) {
+    /// few kilobytes: the broker's `offset.metadata.max.bytes`), and waits for it up to
+    /// `milliseconds` (`_TIMED_OUT` after that: the commit may still be stored later).
+    ///
+    /// Not `rd_kafka_commit`, which waits without limit: a commit sent while the group rebalances
+    /// can wait for a rejoin that needs this very thread to poll the consumer queue (librdkafka
+    /// 2.0 was seen to wait forever so). The result comes on a queue of the call's own instead.
+    public func commit(topic: String, partition: Int32, offset: Int64, metadata: String = "",
+                       milliseconds: Int32 = 5_000) throws(KafkaError) {
         let list = rd_kafka_topic_partition_list_new(1)!
         defer { rd_kafka_topic_partition_list_destroy(list) }
         let entry = rd_kafka_topic_partition_list_add(list, topic, partition)!
@@ -443,11 +449,29 @@ public final class KafkaConsumer {
             entry.pointee.metadata = UnsafeMutableRawPointer(strdup(metadata))
             entry.pointee.metadata_size = metadata.utf8.count
         }
-        let err = rd_kafka_commit(handle.pointer, list, 0)
+        // Owned here, destroyed once; librdkafka keeps its own reference while the reply is due.
+        guard let replies = rd_kafka_queue_new(handle.pointer) else { throw KafkaError(RD_KAFKA_RESP_ERR__FAIL, "commit") }
+        defer { rd_kafka_queue_destroy(replies) }
+        let err = rd_kafka_commit_queue(handle.pointer, list, replies, nil, nil)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(err, "commit") }
-        // The call's result is the request's; a partition's own error is in its entry.
-        let e = list.pointee.elems.pointee.err
-        if e != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(e, "commit") }
+        let deadline = monotonicMilliseconds() + Int64(milliseconds)
+        while true {
+            let left = deadline - monotonicMilliseconds()
+            // The event API: nil when nothing came in time; each event destroyed once.
+            guard left > 0, let event = rd_kafka_queue_poll(replies, Int32(left)) else {
+                throw KafkaError(RD_KAFKA_RESP_ERR__TIMED_OUT, "commit")
+            }
+            defer { rd_kafka_event_destroy(event) }
+            guard rd_kafka_event_type(event) == RD_KAFKA_EVENT_OFFSET_COMMIT else { continue }
+            // The request's error, then the partition's own in its entry.
+            let e = rd_kafka_event_error(event)
+            if e != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(e, "commit") }
+            if let offsets = rd_kafka_event_topic_partition_list(event), offsets.pointee.cnt > 0 {
+                let pe = offsets.pointee.elems.pointee.err
+                if pe != RD_KAFKA_RESP_ERR_NO_ERROR { throw KafkaError(pe, "commit") }
+            }
+            return
+        }
     }
 
     /// The group's committed offset and metadata for a partition (offset < 0: none).
@@ -594,4 +618,11 @@ public final class KafkaMockCluster {
         var codes = errors.map { rd_kafka_resp_err_t(rawValue: $0) }
         rd_kafka_mock_push_request_errors_array(cluster, apiKey, codes.count, &codes)
     }
+}
+
+/// Milliseconds on the monotonic clock.
+func monotonicMilliseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
 }

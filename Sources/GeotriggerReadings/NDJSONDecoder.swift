@@ -355,7 +355,7 @@ public final class NDJSONDecoder: ReadingDecoder {
         if JSONScan.skipWhitespace(p, i, n) != n { return JSONScan.malformed }
         if f.device != nil, !f.deviceWrongType, f.device!.count == 0 { f.device = nil }
         // A control record's nested ids (rare records: read by the JSON parser the scheduler uses).
-        if f.op != nil && (f.hasRequestObject || f.hasIDsArray || f.hasRegionObject) && !f.idTooLong {
+        if f.op != nil && !f.idTooLong {
             f.idTooLong = controlIDsTooLong(UnsafeRawBufferPointer(start: p, count: n))
         }
         if let reason = framing.accept(f) {

@@ -54,6 +54,13 @@ public enum ControlOp: UInt8, Sendable {
     case addRegion
     /// Device-less (SPEC §7): removes the region with the record's `id`.
     case removeRegion
+    // Raw values are written in snapshots (region changes): new operations go last.
+    /// SPEC §5.1: the device's categories of actions, the user's response to a delivered
+    /// notification, what the user allowed, the app's state and foreground presentation.
+    case setCategories
+    case respond
+    case authorize
+    case appState
 
     /// Whether the record changes the regions (device-less) rather than a device's center.
     @inlinable public var isRegionChange: Bool { self == .addRegion || self == .removeRegion }

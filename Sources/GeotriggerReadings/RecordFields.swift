@@ -203,8 +203,8 @@ struct RecordFields {
             switch kind {
             case .add: if !hasRequestObject { return .badControl }
             case .removePending, .removeDelivered: if !hasIDsArray { return .badControl }
-            case .push: if !hasIDString { return .badControl }
-            case .removeAllPending, .removeAllDelivered: break
+            case .push, .respond: if !hasIDString { return .badControl }
+            case .removeAllPending, .removeAllDelivered, .setCategories, .authorize, .appState: break
             case .addRegion, .removeRegion: return .badControl  // decided above
             }
             if idTooLong { return .idTooLong }
@@ -222,8 +222,8 @@ struct RecordFields {
 }
 
 /// Whether the control record `line` (one JSON object) names an identifier longer than
-/// `InputLimits.identifierBytes`: a request id in `ids`, the id of `request`, or the id of an
-/// `addRegion` record's feature.
+/// `InputLimits.identifierBytes`: a request id in `ids`, the id of `request`, the id of an
+/// `addRegion` record's feature, a `respond` record's action, or a category's or action's id.
 /// Parsed by the JSON parser that `ControlRecord` applies the record with, so the ids checked are
 /// the ids applied. False for a line it cannot parse (the caller has already parsed it).
 func controlIDsTooLong(_ line: UnsafeRawBufferPointer) -> Bool {
@@ -233,6 +233,12 @@ func controlIDsTooLong(_ line: UnsafeRawBufferPointer) -> Bool {
         return !InputLimits.identifierFits(s)
     }
     if let ids = json["ids"]?.arrayValue, ids.contains(where: tooLong) { return true }
+    // A `respond` record's action; a `setCategories` record's category and action ids.
+    if tooLong(json["action"]) { return true }
+    for category in json["categories"]?.arrayValue ?? [] {
+        if tooLong(category["id"]) { return true }
+        if let actions = category["actions"]?.arrayValue, actions.contains(where: { tooLong($0["id"]) }) { return true }
+    }
     // An `addRegion` record's feature id (`id`, else `properties.id`).
     let region = json["region"]
     if tooLong(region?["id"]) || region?["id"]?.stringValue == nil && tooLong(region?["properties"]?["id"]) { return true }
@@ -253,6 +259,10 @@ func controlOp(_ b: UnsafeRawBufferPointer) -> ControlOp? {
     if eq("removeAllPending") { return .removeAllPending }
     if eq("removeAllDelivered") { return .removeAllDelivered }
     if eq("push") { return .push }
+    if eq("setCategories") { return .setCategories }
+    if eq("respond") { return .respond }
+    if eq("authorize") { return .authorize }
+    if eq("appState") { return .appState }
     if eq("addRegion") { return .addRegion }
     if eq("removeRegion") { return .removeRegion }
     return nil

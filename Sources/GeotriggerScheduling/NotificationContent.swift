@@ -18,10 +18,13 @@ public struct NotificationContent: Hashable, Sendable {
     public var interruptionLevel: InterruptionLevel?
     /// 0…1, used to rank notifications in a summary.
     public var relevanceScore: Double?
+    /// Media shown with the notification (what a service extension typically adds).
+    public var attachments: [NotificationAttachment]?
 
     public init(title: String? = nil, subtitle: String? = nil, body: String? = nil, badge: Int? = nil,
                 sound: String? = nil, categoryIdentifier: String? = nil, threadIdentifier: String? = nil,
-                userInfo: JSONValue? = nil, interruptionLevel: InterruptionLevel? = nil, relevanceScore: Double? = nil) {
+                userInfo: JSONValue? = nil, interruptionLevel: InterruptionLevel? = nil, relevanceScore: Double? = nil,
+                attachments: [NotificationAttachment]? = nil) {
         self.title = title
         self.subtitle = subtitle
         self.body = body
@@ -32,6 +35,7 @@ public struct NotificationContent: Hashable, Sendable {
         self.userInfo = userInfo
         self.interruptionLevel = interruptionLevel
         self.relevanceScore = relevanceScore
+        self.attachments = attachments
     }
 
     /// Reads a `content` object; unknown fields are refused so a typo does not pass unnoticed.
@@ -63,6 +67,11 @@ public struct NotificationContent: Hashable, Sendable {
                     throw RequestError("content.relevanceScore must be a number from 0 to 1")
                 }
                 relevanceScore = x
+            case "attachments":
+                guard let items = value.arrayValue else { throw RequestError("content.attachments must be an array") }
+                var list: [NotificationAttachment] = []
+                for item in items { list.append(try NotificationAttachment(json: item)) }
+                attachments = list
             default:
                 throw RequestError("unknown content field \"\(key)\"")
             }
@@ -82,8 +91,35 @@ public struct NotificationContent: Hashable, Sendable {
         if let userInfo { o["userInfo"] = userInfo }
         if let interruptionLevel { o["interruptionLevel"] = .string(interruptionLevel.rawValue) }
         if let relevanceScore { o["relevanceScore"] = .number(relevanceScore) }
+        if let attachments { o["attachments"] = .array(attachments.map(\.json)) }
         return .object(o)
     }
+}
+
+/// A file shown with a notification, as `UNNotificationAttachment`: an identifier and the file's
+/// URL (Geotrigger does not read the file).
+public struct NotificationAttachment: Hashable, Sendable {
+    public var identifier: String
+    public var url: String
+
+    public init(identifier: String, url: String) {
+        self.identifier = identifier
+        self.url = url
+    }
+
+    /// `{"identifier":…, "url":…}`.
+    public init(json: JSONValue) throws(RequestError) {
+        guard case .object(let o) = json, let url = o["url"]?.stringValue else {
+            throw RequestError("an attachment must be an object with a url (a string)")
+        }
+        let id = o["identifier"]?.stringValue ?? ""
+        if let extra = o.keys.sorted().first(where: { !["identifier", "url"].contains($0) }) {
+            throw RequestError("unknown attachment field \"\(extra)\"")
+        }
+        self.init(identifier: id, url: url)
+    }
+
+    public var json: JSONValue { .object(["identifier": .string(identifier), "url": .string(url)]) }
 }
 
 private func string(_ v: JSONValue, _ key: String) throws(RequestError) -> String {

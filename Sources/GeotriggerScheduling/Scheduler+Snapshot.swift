@@ -29,6 +29,13 @@ extension Scheduler {
                 w.varint(UInt64(UInt32(bitPattern: d.stored)))
                 w.f64(d.t)
             }
+            // SPEC §5.1's per-device settings: categories as their JSON (rare, and read back
+            // through the same checks as a setCategories record).
+            w.json(.array(c.categories.map(\.json)))
+            w.u8(c.granted.rawValue)
+            w.bool(c.authorized)
+            w.bool(c.app.foreground)
+            w.u8(c.app.presentation.rawValue)
         }
         w.u32(instanceCounter)
         timers.writeSnapshot(to: &w) { w, timer in
@@ -85,6 +92,19 @@ extension Scheduler {
             c.delivered = try r.list { r throws(SnapshotError) in
                 Delivered(stored: try storedIndex(&r), t: try r.f64())
             }
+            let categories = try r.json(depth: 0)
+            do { c.categories = try NotificationCategory.list(json: categories) } catch {
+                throw SnapshotError("snapshot's categories cannot be read: \(error)")
+            }
+            func options(_ r: inout SnapshotReader) throws(SnapshotError) -> PresentationOptions {
+                let raw = try r.u8()
+                guard raw & ~PresentationOptions.all.rawValue == 0 else { throw SnapshotError("bad presentation options \(raw)") }
+                return PresentationOptions(rawValue: raw)
+            }
+            c.granted = try options(&r)
+            c.authorized = try r.bool()
+            let foreground = try r.bool()
+            c.app = AppState(foreground: foreground, presentation: try options(&r))
             restoredCenters.append(c)
         }
         let counter = try r.u32()
@@ -121,6 +141,7 @@ extension SnapshotWriter {
         optional(c.userInfo) { w, v in w.json(v) }
         optional(c.interruptionLevel) { w, level in w.string(level.rawValue) }
         optional(c.relevanceScore) { w, x in w.f64(x) }
+        optional(c.attachments) { w, list in w.json(.array(list.map(\.json))) }
     }
 
     mutating func trigger(_ t: NotificationTrigger) {
@@ -202,6 +223,17 @@ extension SnapshotReader {
             return level
         }
         c.relevanceScore = try optional { r throws(SnapshotError) in try r.f64() }
+        c.attachments = try optional { r throws(SnapshotError) in
+            let v = try r.json(depth: 0)
+            do {
+                guard let items = v.arrayValue else { throw RequestError("not an array") }
+                var list: [NotificationAttachment] = []
+                for item in items { list.append(try NotificationAttachment(json: item)) }
+                return list
+            } catch {
+                throw SnapshotError("bad attachments at byte \(r.offset): \(error)")
+            }
+        }
         return c
     }
 

@@ -11,6 +11,16 @@ public struct Delivery: Sendable {
     /// For location triggers, the region key of the event that fired it; -1 otherwise.
     public var region: Int32
     public var content: NotificationContent
+    /// What the user saw or heard: the options the content uses that the user allowed (and, in
+    /// the foreground, that `willPresent` let through).
+    public var presented: PresentationOptions = .all
+    /// Whether it went into the delivered list (Notification Center): not when alerts are not
+    /// allowed, nor in the foreground without `alert` in the presentation.
+    public var listed = true
+    /// The actions its category offers, by id; [] when the content names no registered category.
+    public var actions: [String] = []
+    /// What the service extension did to a `mutable-content` push; nil when it was not asked.
+    public var serviceExtension: ServiceExtensionOutcome?
 }
 
 /// A notification in a device's delivered list.
@@ -27,6 +37,8 @@ public enum PushOutcome: Equatable, Sendable {
     case deliveredContent
     /// No pending push request had that identifier and the record carried no content.
     case unknownRequest
+    /// An APNs payload with no alert, sound or badge: the app heard of it; nothing was delivered.
+    case silent
 }
 
 /// The scheduling core: one notification center per device, modelled on UNUserNotificationCenter.
@@ -42,6 +54,13 @@ public final class Scheduler: TimerOwner {
     public let regionKey: (String) -> Int32?
     /// Called for every delivery, in order.
     public var onDeliver: ((Delivery) -> Void)?
+    /// Called for every response that reaches the app (the delegate's
+    /// `userNotificationCenter(_:didReceive:withCompletionHandler:)`).
+    public var onResponse: ((NotificationResponse) -> Void)?
+    /// Called for every silent push (`application(_:didReceiveRemoteNotification:…)`).
+    public var onSilentPush: ((SilentPush) -> Void)?
+    /// Asked to rewrite every push whose payload shows an alert and has `mutable-content`.
+    public var serviceExtension: (any NotificationServiceExtension)?
 
     struct Stored {
         var request: NotificationRequest
@@ -68,6 +87,13 @@ public final class Scheduler: TimerOwner {
         var pending: [Pending] = []
         /// In delivery order.
         var delivered: [Delivered] = []
+        /// `setCategories`: the app's registered categories.
+        var categories: [NotificationCategory] = []
+        /// What the user allowed (`authorize`; everything until the first one).
+        var granted: PresentationOptions = .all
+        /// Whether an `authorize` record came (the state lists it then).
+        var authorized = false
+        var app: AppState = .background
     }
 
     /// A time trigger's next firing: the pending instance of a request on a device.
@@ -150,7 +176,7 @@ public final class Scheduler: TimerOwner {
         }
     }
 
-    private func ensure(_ d: Int32) {
+    func ensure(_ d: Int32) {
         while centers.count <= Int(d) { centers.append(Center()) }
     }
 
@@ -247,6 +273,11 @@ public final class Scheduler: TimerOwner {
     /// record's content, if it has one), or else the record's content under that identifier.
     @discardableResult
     public func push(id: String, content: NotificationContent?, device d: Int32, at t: Double) -> PushOutcome {
+        push(id: id, content: content, device: d, at: t, serviceExtension: nil)
+    }
+
+    func push(id: String, content: NotificationContent?, device d: Int32, at t: Double,
+              serviceExtension outcome: ServiceExtensionOutcome?) -> PushOutcome {
         ensure(d)
         if let k = centers[Int(d)].pending.firstIndex(where: {
             let r = stored[Int($0.stored)].request
@@ -254,12 +285,12 @@ public final class Scheduler: TimerOwner {
         }) {
             let p = centers[Int(d)].pending.remove(at: k)
             deliver(stored: p.stored, device: d, at: t, region: -1,
-                    content: content ?? stored[Int(p.stored)].request.content)
+                    content: content ?? stored[Int(p.stored)].request.content, serviceExtension: outcome)
             return .deliveredPending
         }
         guard let content else { return .unknownRequest }
         let s = try! store(NotificationRequest(id: id, content: content, trigger: .push))  // push needs no region
-        deliver(stored: s, device: d, at: t, region: -1, content: content)
+        deliver(stored: s, device: d, at: t, region: -1, content: content, serviceExtension: outcome)
         return .deliveredContent
     }
 
@@ -350,7 +381,8 @@ public final class Scheduler: TimerOwner {
         deliver(stored: p.stored, device: timer.device, at: due, region: -1, content: request.content)
     }
 
-    private func deliver(stored s: Int32, device d: Int32, at t: Double, region: Int32, content: NotificationContent) {
+    func deliver(stored s: Int32, device d: Int32, at t: Double, region: Int32, content: NotificationContent,
+                 serviceExtension outcome: ServiceExtensionOutcome? = nil) {
         var s = s
         let request = stored[Int(s)].request
         if content != request.content {
@@ -360,9 +392,19 @@ public final class Scheduler: TimerOwner {
             stored.append(Stored(request: r, regionKey: -1, calendar: nil))
             s = Int32(stored.count - 1)
         }
-        // A new delivery replaces a delivered notification with the same identifier.
-        centers[Int(d)].delivered.removeAll { stored[Int($0.stored)].request.id == request.id }
-        centers[Int(d)].delivered.append(Delivered(stored: s, t: t))
-        onDeliver?(Delivery(t: t, device: d, id: request.id, trigger: request.trigger, region: region, content: content))
+        let center = centers[Int(d)]
+        let presentation = center.presentation(of: content)
+        if presentation.listed {
+            // A new delivery replaces a delivered notification with the same identifier.
+            centers[Int(d)].delivered.removeAll { stored[Int($0.stored)].request.id == request.id }
+            centers[Int(d)].delivered.append(Delivered(stored: s, t: t))
+        }
+        guard let onDeliver else { return }
+        var delivery = Delivery(t: t, device: d, id: request.id, trigger: request.trigger, region: region, content: content)
+        delivery.presented = presentation.presented
+        delivery.listed = presentation.listed
+        delivery.actions = center.category(content.categoryIdentifier)?.actions.map(\.id) ?? []
+        delivery.serviceExtension = outcome
+        onDeliver(delivery)
     }
 }

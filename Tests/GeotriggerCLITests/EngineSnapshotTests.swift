@@ -50,7 +50,10 @@ struct EngineSnapshotTests {
             engine.onDeliver = { [unowned self, unowned engine] d in
                 run.trace.append("deliver t=\(d.t.bitPattern) \(engine.deviceName(d.device)) \(d.id) \(d.trigger) "
                     + "\(d.trigger.seconds?.bitPattern ?? 0) r=\(d.region) \(d.content.json.serialized()) "
-                    + "\(d.content.relevanceScore?.bitPattern ?? 0)")
+                    + "\(d.content.relevanceScore?.bitPattern ?? 0) \(d.presented.names) \(d.listed) \(d.actions)")
+            }
+            engine.onResponse = { [unowned self, unowned engine] r in
+                run.trace.append("response t=\(r.t.bitPattern) \(engine.deviceName(r.device)) \(r.id) \(r.action) \(r.text ?? "-") \(r.foreground)")
             }
         }
 
@@ -195,7 +198,14 @@ struct EngineSnapshotTests {
             .control("b", t: t0 + 20, op: .push, line: #"{"op":"push","id":"pushme","content":{"title":"own content","badge":1}}"#),
             .fix("a", t: t0 + 30, lat: xLat, lon: xLon),
             .control("c", t: t0 + 33, op: .add, line: #"{"op":"add","request":{"id":"rep","trigger":{"type":"timeInterval","seconds":61.5,"repeats":true}}}"#),
-            .control("a", t: t0 + 35, op: .push, line: #"{"op":"push","id":"surprise","content":{"title":"walk-in"}}"#),
+            // SPEC §5.1's settings and answers, which the snapshot carries too.
+            .control("a", t: t0 + 34, op: .setCategories, line: #"{"op":"setCategories","categories":[{"id":"invite","actions":[{"id":"ok","title":"OK","textInput":{"button":"Send","placeholder":""}}],"options":["customDismissAction"]}]}"#),
+            .control("a", t: t0 + 35, op: .push, line: #"{"op":"push","id":"surprise","content":{"title":"walk-in","categoryIdentifier":"invite"}}"#),
+            .control("a", t: t0 + 36, op: .respond, line: #"{"op":"respond","id":"surprise","action":"ok","text":"yes"}"#),
+            .control("b", t: t0 + 37, op: .authorize, line: #"{"op":"authorize","options":["badge"],"granted":true}"#),
+            .control("b", t: t0 + 38, op: .push, line: #"{"op":"push","id":"apns","payload":{"aps":{"alert":"p","badge":1},"k":1}}"#),
+            .control("c", t: t0 + 39, op: .appState, line: #"{"op":"appState","state":"foreground","presentation":["alert"]}"#),
+            .control("c", t: t0 + 40, op: .push, line: #"{"op":"push","id":"quiet","payload":{"aps":{"content-available":1}}}"#),
             .fix("b", t: t0 + 41, lat: hLat, lon: hLon),
             .control("b", t: t0 + 44, op: .push, line: #"{"op":"push","id":"nothing"}"#),
             .add("c", t: t0 + 50, request: NotificationRequest(
@@ -239,6 +249,12 @@ struct EngineSnapshotTests {
         #expect(whole.state.contains("own content") && whole.state.contains("again"))
         #expect(whole.trace.contains { $0.contains("walk-in") })
         #expect(whole.pending.contains { !$0.isEmpty })
+        // §5.1: the response, the badge-only presentation, the silent push, the settings in the state.
+        #expect(whole.trace.contains { $0.hasPrefix("response") && $0.contains(" surprise ok yes false") })
+        #expect(whole.trace.contains { $0.contains(" apns ") && $0.contains(#"["badge"] false"#) })
+        #expect(String(decoding: whole.eventBytes, as: UTF8.self).contains(#""event":"silentPush","device":"c","request":"quiet","contentAvailable":true"#))
+        #expect(whole.state.contains(#""categories":[{"actions""#) && whole.state.contains(#""authorized":["badge"]"#)
+                && whole.state.contains(#""appState":{"state":"foreground","presentation":["alert"]}"#))
     }
 
     // MARK: (b) Beacons

@@ -65,4 +65,29 @@ struct LibraryExampleTests {
         #expect(delivered.map(\.request.id) == ["tea"] && delivered.first?.date == 600)
         #expect(engine.delivered(device: "d1").isEmpty)
     }
+
+    @Test("the README's notification-model example: a payload push, a text response through onResponse")
+    func notificationModelExample() throws {
+        let here = FileManager.default.currentDirectoryPath
+        FileManager.default.changeCurrentDirectoryPath(CLI.root.path)
+        defer { FileManager.default.changeCurrentDirectoryPath(here) }
+
+        // --- README example begins ---
+        let engine = try Engine(regions: RegionFile.load(path: "datasets/regions/slovenia-croatia.geojson"))
+        var answers: [String] = []
+        engine.onResponse = { r in answers.append("\(r.id) \(r.action) \(r.text ?? "")") }
+        engine.setCategories([NotificationCategory(id: "invite", actions: [
+            NotificationAction(id: "reply", title: "Reply", textInput: .init(button: "Send", placeholder: ""))])], device: "ann")
+        try engine.add(NotificationRequest(id: "hi", content: NotificationContent(title: "Hi"), trigger: .push), device: "ann")
+        // Delivered with the payload's content, under the pending push request "hi".
+        engine.push(id: "hi", payload: try RemotePayload(json: JSONValue.parse(#"{"aps":{"alert":"Hello","category":"invite"}}"#)),
+                    device: "ann")
+        try engine.respond(id: "hi", action: "reply", text: "Hello back", device: "ann")
+        // answers == ["hi reply Hello back"]; engine.delivered(device: "ann") is empty again
+        // --- README example ends ---
+
+        #expect(answers == ["hi reply Hello back"])
+        #expect(engine.delivered(device: "ann").isEmpty)
+        #expect(engine.pending(device: "ann").isEmpty)
+    }
 }

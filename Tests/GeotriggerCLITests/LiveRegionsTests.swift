@@ -94,7 +94,7 @@ struct LiveRegionsTests {
             enter(1021, "d2", "a", "0.00"),
             #"{"t":"\#(t(1022))","event":"exit","device":"d2","region":"c","distance":1111.90,"enteredAt":"\#(t(1021))"}"#,
             #"{"t":"\#(t(1022))","event":"exit","device":"d2","region":"a","distance":1111.90,"enteredAt":"\#(t(1021))"}"#,
-            #"{"t":"\#(t(1022))","event":"deliver","device":"d2","request":"bye-a","trigger":"location","region":"a","content":{"title":"bye"}}"#,
+            #"{"t":"\#(t(1022))","event":"deliver","device":"d2","request":"bye-a","trigger":"location","region":"a","content":{"title":"bye"},"actions":[],"presented":["alert"]}"#,
         ]
         #expect(r.lines == expected, "\(r.stdout)")
         let rejects = try String(contentsOfFile: p("rejects"), encoding: .utf8)

@@ -76,7 +76,7 @@ struct SchedulingReplayTests {
         // The push for an unknown id without content is rejected, with the reason.
         #expect(r.stderr.contains("cerknicko-controls.ndjson:5: bad control record"))
         #expect(r.stderr.contains("ghost"))
-        #expect(r.stderr.contains("deliveries: \(expected.count) ("))
+        #expect(r.stderr.contains("deliveries: \(expected.count) notifications delivered ("))
 
         // State: what is still pending, and the delivered list without the removed "flash".
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state))) as! [String: Any]

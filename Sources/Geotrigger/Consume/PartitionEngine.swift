@@ -185,7 +185,7 @@ final class PartitionEngine {
         return w.bytes
     }
 
-    static let snapshotVersion: UInt32 = 1
+    static let snapshotVersion: UInt32 = 2
 
     /// Whether live region records have changed this partition's regions: its index is then its
     /// own (`Consume` shares one index between the partitions that have none).
@@ -250,6 +250,16 @@ private final class TaggingOutput: RegionEventTableReader {
     func delivery(_ delivery: Delivery) {
         owner.writer.delivery(delivery)
         owner.tag(device: delivery.device)
+    }
+
+    func response(_ response: NotificationResponse) {
+        owner.writer.response(response)
+        owner.tag(device: response.device)
+    }
+
+    func silentPush(_ push: SilentPush) {
+        owner.writer.silentPush(push)
+        owner.tag(device: push.device)
     }
 
     func regionAdded(_ region: Region, number: Int32) { owner.writer.regionAdded(region, number: number) }

@@ -42,10 +42,7 @@ struct KafkaCommand: ParsableCommand {
 
     func run() throws {
         let root = self.root ?? FileManager.default.currentDirectoryPath
-        let binary = "\(root)/.build/release/geotrigger"
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw ValidationError("no geotrigger binary at \(binary): run `swift build -c release` in \(root)")
-        }
+        let binary = try releaseBinary(root: root)
         let out = self.out ?? "\(root)/bench/results"
         let dataDir = self.data ?? "\(root)/bench/.data"
         let seconds = max(1, (fixes + devices - 1) / devices)

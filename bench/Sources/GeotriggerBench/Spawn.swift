@@ -1,3 +1,4 @@
+import ArgumentParser
 import BenchSupport
 import Foundation
 #if canImport(Glibc)
@@ -57,4 +58,13 @@ func commandOutput(_ arguments: [String]) -> String {
     defer { unlink(path) }
     _ = spawn(arguments, stdout: path)
     return (try? readText(path))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+}
+
+/// ROOT's release `geotrigger`, which the commands that run it whole (kafka, extension) need built.
+func releaseBinary(root: String) throws -> String {
+    let binary = "\(root)/.build/release/geotrigger"
+    guard FileManager.default.isExecutableFile(atPath: binary) else {
+        throw ValidationError("no geotrigger binary at \(binary): run `swift build -c release` in \(root)")
+    }
+    return binary
 }
