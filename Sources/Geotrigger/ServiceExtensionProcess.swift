@@ -31,6 +31,8 @@ public final class ServiceExtensionProcess: NotificationServiceExtension, @unche
     private var input: Int32 = -1
     private var output: Int32 = -1
     private var buffer: [UInt8] = []
+    /// What one read takes in, reused.
+    private var chunk = [UInt8](repeating: 0, count: 64 << 10)
     private var lock = pthread_mutex_t()
     private let report: (String) -> Void
     private var reported = 0
@@ -217,7 +219,6 @@ public final class ServiceExtensionProcess: NotificationServiceExtension, @unche
                 return .failed("cannot be read: \(String(cString: strerror(errno)))")
             }
             if ready == 0 { continue }
-            var chunk = [UInt8](repeating: 0, count: 64 << 10)
             let n = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
