@@ -4,6 +4,7 @@
 Usage:
   python3 tools/ble/evaluate.py --binary .build/release/geotrigger [--json] [WALK ...]
   python3 tools/ble/evaluate.py --binary … --calibrated [--fit-exponent] [--json] [WALK ...]
+  python3 tools/ble/evaluate.py --binary … --lowo [--svg FILE]   (+ leave-one-walk-out families)
 
 For each walk (default: all in the dataset's trk/), and for each mode:
   * "per-beacon": beacon regions without a position (only RSSI decides),
@@ -82,6 +83,10 @@ def main(argv=None) -> int:
                         help="leave-one-walk-out per-sensor measuredPower (calibrate.py)")
     parser.add_argument("--fit-exponent", action="store_true",
                         help="with --calibrated: also fit one shared n on the other walks")
+    parser.add_argument("--lowo", action="store_true",
+                        help="also the leave-one-walk-out table of the method families (lowo.py): "
+                             "constants chosen on two walks, the third scored, rotated")
+    parser.add_argument("--svg", help="with --lowo: the IoU / enters trade-off chart to this file")
     parser.add_argument("walks", nargs="*")
     args = parser.parse_args(argv)
     common.require_dataset()
@@ -104,6 +109,12 @@ def main(argv=None) -> int:
                                  for k, v in cal["measuredPower"].items()))
         for mode, r in results.items():
             print(score.table(r["walks"], title=f"geotrigger, {mode}{label}"))
+    if args.lowo:
+        # The engine's constants are fixed (nothing chosen per walk), so its scores above are
+        # already held-out scores; the families' constants are chosen leave-one-walk-out.
+        import lowo
+        print()
+        lowo.main((["--svg", args.svg] if args.svg else []) + (["--json"] if args.json else []))
     return 0
 
 

@@ -236,7 +236,8 @@ class FusedModel:
     def __init__(self, window=2.0, tau=1.0, hyst=0.5, confirm=2, k_mad=3.0, heights=False,
                  device_z=1.2, min_beacons=3, weight_power=2.0, p1m=P1M, n=N_EXP,
                  max_range=0.0, solver="wls", start="prev", vel_q=0.0, strongest=0, free_power=False,
-                 rssi_filter="window", q=15.0, r=36.0):
+                 rssi_filter="window", q=15.0, r=36.0, decide="distance", p_enter=0.84,
+                 p_exit=-1.0, sigma_slow=4.0, sigma_fast=4.0):
         self.window, self.tau, self.hyst, self.confirm = window, tau, hyst, confirm
         self.k_mad, self.heights, self.device_z = k_mad, heights, device_z
         self.min_beacons, self.weight_power = min_beacons, weight_power
@@ -246,6 +247,15 @@ class FusedModel:
         self.free_power = free_power
         self.rssi_filter, self.q, self.r = rssi_filter, q, r
         self._kal = KalmanBeaconModel(q=q, r=r)
+        # decide="prob": zones from the fused position's own uncertainty (issue 26). A beacon's
+        # mean RSSI over the window has variance sigma_slow^2 (shadowing by the body and the room,
+        # which persists over the window) + sigma_fast^2 / samples (multipath, independent per
+        # packet); through the log-distance model that is a variance of ln(range), and the
+        # log-range solution's covariance is (J^T W J)^-1. Enter when P(inside R) >= p_enter,
+        # leave when P(inside R) <= 1 - p_enter: a hysteresis set by the estimate's spread.
+        self.decide, self.p_enter = decide, p_enter
+        self.p_exit = p_exit    # < 0: 1 - p_enter
+        self.sigma_slow, self.sigma_fast = sigma_slow, sigma_fast
 
     def describe(self):
         solver = {"wls": f"range WLS w=1/d^{self.weight_power:g}",
@@ -338,7 +348,7 @@ class FusedModel:
                     var = k["p"] + self.q * (r.t - k["t"])
                 else:
                     rs = gated_mean([x for _, x in buf], self.k_mad)
-                    var = self.r / len(buf)
+                    var = (self.sigma_slow ** 2 + self.sigma_fast ** 2 / len(buf)) if self.decide == "prob" else self.r / len(buf)
                 d = rssi_to_distance(rs, self.p1m, self.n)
                 if self.max_range and d > self.max_range:
                     continue
@@ -373,12 +383,30 @@ class FusedModel:
                 a = 1 - math.exp(-max(r.t - t_prev, 0.0) / self.tau) if self.tau > 0 else 1.0
                 x_s = x_s + a * (x_raw - x_s)
             t_prev = r.t
+            if self.decide == "prob":
+                # Covariance of the log-range solution at x_raw, applied around x_s.
+                diff = x_raw - b
+                rng = np.maximum(np.linalg.norm(diff, axis=1), 0.1)
+                J = diff / (rng ** 2)[:, None]
+                k_ln = (LN10 / (10 * self.n)) ** 2          # dB^2 -> (ln range)^2
+                A = (J * (1.0 / (k_ln / wl))[:, None]).T @ J
+                try:
+                    C = np.linalg.inv(A + 1e-9 * np.eye(2))
+                    Lc = np.linalg.cholesky(0.5 * (C + C.T) + 1e-9 * np.eye(2))
+                except np.linalg.LinAlgError:
+                    continue
+                cloud = x_s + _STD2 @ Lc.T
             for nm in sorted(pos):
                 if nm not in last:   # never heard: no state yet
                     continue
                 dist = float(np.linalg.norm(x_s - pos[nm]))
                 was = inside.get(nm, False)
-                want = dist < R_NEAR if not was else dist > R_NEAR + self.hyst
+                if self.decide == "prob":
+                    p_in = float((np.linalg.norm(cloud - pos[nm], axis=1) < R_NEAR).mean())
+                    p_exit = self.p_exit if self.p_exit >= 0 else 1 - self.p_enter
+                    want = p_in >= self.p_enter if not was else p_in <= p_exit
+                else:
+                    want = dist < R_NEAR if not was else dist > R_NEAR + self.hyst
                 streak[nm] = streak.get(nm, 0) + 1 if want else 0
                 if streak[nm] >= self.confirm:
                     inside[nm] = not was
@@ -707,6 +735,8 @@ MODELS = {
     # recommended with positions: log-range least squares over the beacons heard in 2 s
     "fused": lambda: FusedModel(solver="logls", start="centroid", max_range=10.0, window=2.0,
                                 tau=1.0, hyst=0.5, confirm=2),
+    "fused-prob": lambda: FusedModel(solver="logls", start="centroid", max_range=10.0, window=2.0,
+                                     tau=1.0, confirm=2, decide="prob", p_enter=0.84),
     "fused-wls": lambda: FusedModel(solver="wls", start="prev"),
     "fused-centroid": lambda: FusedModel(solver="centroid"),
     # trackers fed directly by every sighting's RSSI (TrackerModel; README "Trackers")
