@@ -3,6 +3,14 @@ struct GeoJSONRegionReader {
     let file: String
 
     func read(_ bytes: [UInt8]) throws(RegionFileError) -> [Region] {
+        // The fast lane first (GeoJSONFastPath.swift); whatever it declines is read here.
+        if let regions = try? readFast(bytes) { return regions }
+        return try readGeneral(bytes)
+    }
+
+    /// The whole document parsed, then every feature read: the reference the fast lane must
+    /// agree with, and where every error of a regions file is reported.
+    func readGeneral(_ bytes: [UInt8]) throws(RegionFileError) -> [Region] {
         let document: JSONValue
         do {
             document = try JSONValue.parse(bytes)

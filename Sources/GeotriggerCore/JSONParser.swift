@@ -99,10 +99,10 @@ extension JSONValue {
 
 /// A recursive-descent parser over a byte buffer. Positions become line/column only on error.
 struct JSONParser {
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var index = 0
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
     private let maxDepth: Int
-    private var depth = 0
+    var depth = 0
     /// Reused for strings that contain escapes.
     private var scratch: [UInt8] = []
 
@@ -122,7 +122,7 @@ struct JSONParser {
 
     // MARK: Values
 
-    private mutating func parseValue() throws(JSONParseError) -> JSONValue {
+    mutating func parseValue() throws(JSONParseError) -> JSONValue {
         guard index < bytes.count else { throw error(.unexpectedEndOfInput) }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject()
@@ -136,7 +136,7 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseObject() throws(JSONParseError) -> JSONValue {
+    mutating func parseObject() throws(JSONParseError) -> JSONValue {
         try enterContainer()
         index += 1  // {
         var members: [String: JSONValue] = [:]
@@ -219,7 +219,7 @@ struct JSONParser {
 
     // MARK: Numbers
 
-    private mutating func parseNumber() throws(JSONParseError) -> Double {
+    mutating func parseNumber() throws(JSONParseError) -> Double {
         let start = index
         var negative = false
         if bytes[index] == UInt8(ascii: "-") {
@@ -296,7 +296,7 @@ struct JSONParser {
     // MARK: Strings
 
     /// Parses the string starting at the opening quote at `index`.
-    private mutating func parseString() throws(JSONParseError) -> String {
+    mutating func parseString() throws(JSONParseError) -> String {
         index += 1  // opening quote
         let start = index
         // Fast path: no escapes. Validate as we scan; copy once at the end.
@@ -428,7 +428,7 @@ struct JSONParser {
 
     // MARK: Helpers
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -437,11 +437,11 @@ struct JSONParser {
         }
     }
 
-    private func peek(_ byte: UInt8) -> Bool {
+    func peek(_ byte: UInt8) -> Bool {
         index < bytes.count && bytes[index] == byte
     }
 
-    private mutating func expect(_ byte: UInt8, _ name: String) throws(JSONParseError) {
+    mutating func expect(_ byte: UInt8, _ name: String) throws(JSONParseError) {
         guard index < bytes.count else { throw error(.unexpectedEndOfInput) }
         guard bytes[index] == byte else { throw unexpected(expected: name) }
         index += 1

@@ -30,7 +30,13 @@ public struct Region: Sendable {
     public var notifyOnEntry: Bool
     public var notifyOnExit: Bool
     /// The feature's `properties` object, kept verbatim for `--echo-properties`.
-    public var properties: JSONValue?
+    public var properties: JSONValue? {
+        get { storedProperties.value }
+        set { storedProperties = newValue.map(StoredProperties.value) ?? .none }
+    }
+    /// How `properties` is kept: a circle read by the GeoJSON fast lane keeps only its radius
+    /// (its properties were `{"radius":…}`), not a dictionary per region.
+    var storedProperties: StoredProperties
     /// Zero-based position of the feature in its file, for error messages.
     public var featureIndex: Int
 
@@ -42,8 +48,32 @@ public struct Region: Sendable {
         self.shape = shape
         self.notifyOnEntry = notifyOnEntry
         self.notifyOnExit = notifyOnExit
-        self.properties = properties
+        self.storedProperties = properties.map(StoredProperties.value) ?? .none
         self.featureIndex = featureIndex
+    }
+
+    init(id: String, shape: Shape, storedProperties: StoredProperties, featureIndex: Int) {
+        self.id = id
+        self.shape = shape
+        self.notifyOnEntry = true
+        self.notifyOnExit = true
+        self.storedProperties = storedProperties
+        self.featureIndex = featureIndex
+    }
+
+    enum StoredProperties: Sendable {
+        case none
+        case value(JSONValue)
+        /// `{"radius": r}`.
+        case radius(Double)
+
+        var value: JSONValue? {
+            switch self {
+            case .none: return nil
+            case .value(let v): return v
+            case .radius(let r): return .object(["radius": .number(r)])
+            }
+        }
     }
 }
 
