@@ -40,41 +40,124 @@ extension GeoJSONRegionReader {
         p.skipWhitespace()
         guard p.peek(UInt8(ascii: "[")) else { throw GeoJSONDeclined() }
         p.index += 1
-        var regions: [Region] = []
-        regions.reserveCapacity(max(16, bytes.count / 128))
-        var firstIndexByID: [String: Int] = [:]
-        firstIndexByID.reserveCapacity(max(16, bytes.count / 128))
-        p.skipWhitespace()
-        if p.peek(UInt8(ascii: "]")) {
-            p.index += 1
-        } else {
-            while true {
-                let index = regions.count
-                let region: Region
-                do {
-                    region = try feature(&p, index: index)
-                } catch {
-                    throw GeoJSONDeclined()
+        // A large file is read by two threads: this one from the start, another from a feature
+        // in the middle (`splitPoint`). The guess holds only if this thread, reading on, reaches a
+        // feature starting exactly there; otherwise it reads on alone and the other's work is
+        // dropped. Either way every feature is read once from a place a plain reading reaches.
+        var head: [Region]
+        var stop = Int.max
+        var tail: SecondHalf?
+        if bytes.count >= Self.splitBytes, let split = Self.splitPoint(bytes, from: p.index) {
+            stop = split
+            let half = SecondHalf(reader: self, base: bytes.baseAddress!, count: bytes.count, start: split)
+            half.thread = JobThread { half.run() }
+            tail = half
+        }
+        var reachedStop: Bool
+        (head, reachedStop) = try features(&p, until: stop, atArrayStart: true)
+        if let tail {
+            tail.thread?.join()
+            if reachedStop, let (rest, end) = tail.result {
+                let offset = head.count
+                head.reserveCapacity(head.count + rest.count)
+                for var region in rest {
+                    region.featureIndex += offset
+                    head.append(region)
                 }
-                if firstIndexByID.updateValue(index, forKey: region.id) != nil { throw GeoJSONDeclined() }
-                regions.append(region)
-                p.skipWhitespace()
-                guard p.index < bytes.count else { throw GeoJSONDeclined() }
-                if bytes[p.index] == UInt8(ascii: "]") {
-                    p.index += 1
-                    break
-                }
-                guard bytes[p.index] == UInt8(ascii: ",") else { throw GeoJSONDeclined() }
-                p.index += 1
-                p.skipWhitespace()
+                p.index = end
+            } else if reachedStop {
+                throw GeoJSONDeclined()  // the second half met something only the general reader reports
             }
         }
+        // After the array: the collection's `}`, then nothing.
         p.skipWhitespace()
         guard p.peek(UInt8(ascii: "}")) else { throw GeoJSONDeclined() }
         p.index += 1
         p.skipWhitespace()
         guard p.index == bytes.count else { throw GeoJSONDeclined() }
-        return regions
+        // Ids unique (the general reader names a repeated one): the open-addressing table the
+        // id lookups use, 8 bytes a region, rather than a dictionary of Strings.
+        var ids = RegionIDSlots(capacity: head.count)
+        for r in head.indices where ids.insert(Int32(r), of: head) != nil { throw GeoJSONDeclined() }
+        return head
+    }
+
+    /// Files at least this large are read by two threads.
+    static let splitBytes = 4 << 20
+
+    /// Features from `p.index` (just after `[` when `atArrayStart`, else at a feature) up to the
+    /// array's `]` (consumed), or up to the feature starting at `until`, where it stops before
+    /// reading it (then `reachedStop`). Feature indices count from 0 here.
+    private func features(_ p: inout JSONParser, until stop: Int, atArrayStart: Bool) throws(GeoJSONDeclined)
+        -> (regions: [Region], reachedStop: Bool) {
+        var regions: [Region] = []
+        regions.reserveCapacity(max(16, (min(stop, p.bytes.count) - p.index) / 128))
+        p.skipWhitespace()
+        if atArrayStart, p.peek(UInt8(ascii: "]")) {
+            p.index += 1
+            return (regions, false)
+        }
+        while true {
+            if p.index == stop { return (regions, true) }
+            do {
+                regions.append(try feature(&p, index: regions.count))
+            } catch {
+                throw GeoJSONDeclined()
+            }
+            p.skipWhitespace()
+            guard p.index < p.bytes.count else { throw GeoJSONDeclined() }
+            if p.bytes[p.index] == UInt8(ascii: "]") {
+                p.index += 1
+                return (regions, false)
+            }
+            guard p.bytes[p.index] == UInt8(ascii: ",") else { throw GeoJSONDeclined() }
+            p.index += 1
+            p.skipWhitespace()
+        }
+    }
+
+    /// Where a feature seems to start near the middle: `{"type":"Feature"` after a `,` (and
+    /// whitespace). Only a guess (it may sit inside a string); `readCollection` checks it.
+    static func splitPoint(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        let pattern = Array(#"{"type":"Feature""#.utf8)
+        var i = start + (bytes.count - start) / 2
+        let limit = min(bytes.count - pattern.count, i + (1 << 20))
+        while i < limit {
+            if bytes[i] == pattern[0], (0..<pattern.count).allSatisfy({ bytes[i + $0] == pattern[$0] }) {
+                var j = i - 1
+                while j > start, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[j]) { j -= 1 }
+                if bytes[j] == UInt8(ascii: ",") { return i }
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The second thread's part: features from a guessed start to the array's end.
+    private final class SecondHalf: @unchecked Sendable {
+        // `@unchecked Sendable`: made before the thread starts, read by it, and read back by the
+        // first thread only after `join`. The bytes outlive both (the caller's array).
+        let reader: GeoJSONRegionReader
+        let base: UnsafePointer<UInt8>
+        let count: Int
+        let start: Int
+        var thread: JobThread?
+        /// The features and the index after the array's `]`; nil when it declined.
+        var result: ([Region], Int)?
+
+        init(reader: GeoJSONRegionReader, base: UnsafePointer<UInt8>, count: Int, start: Int) {
+            self.reader = reader
+            self.base = base
+            self.count = count
+            self.start = start
+        }
+
+        func run() {
+            var p = JSONParser(UnsafeBufferPointer(start: base, count: count), maxDepth: JSONValue.defaultMaxDepth)
+            p.index = start
+            guard let (regions, _) = try? reader.features(&p, until: .max, atArrayStart: false) else { return }
+            result = (regions, p.index)
+        }
     }
 
     /// One feature: the circle read off the bytes, or anything else through the general parser

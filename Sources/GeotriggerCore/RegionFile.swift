@@ -67,7 +67,8 @@ public enum RegionFile {
         // is tens of megabytes); anything else, or a file that grew meanwhile, in 64 KiB steps.
         var info = stat()
         let size = fstat(descriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int(info.st_size) : 0
-        var bytes = [UInt8](repeating: 0, count: max(size, 1 << 16))
+        // Not zero-filled first: the reads below write every byte kept (the rest is cut off).
+        var bytes = [UInt8](unsafeUninitializedCapacity: max(size, 1 << 16)) { _, count in count = max(size, 1 << 16) }
         var filled = 0
         while true {
             if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(1 << 16, bytes.count / 2))) }

@@ -74,6 +74,47 @@ struct GeoJSONFastPathTests {
         #expect(try Self.agree(#"{"type":"FeatureCollection","features":[]}"#).get().isEmpty)
     }
 
+    /// A file large enough for two threads (`GeoJSONRegionReader.splitBytes`), `middle` put in as
+    /// the feature at the middle.
+    static func large(middle: String, count: Int = 36_000) -> String {
+        var features: [String] = []
+        features.reserveCapacity(count)
+        for k in 0..<count {
+            features.append(k == count / 2 ? middle : circle(k, 40 + Double(k % 1000) / 100, 10 + Double(k / 1000) / 100, Double(50 + k % 300)))
+        }
+        let text = "{\"type\":\"FeatureCollection\",\"features\":[\n" + features.joined(separator: ",\n") + "\n]}\n"
+        precondition(text.utf8.count >= GeoJSONRegionReader.splitBytes)
+        return text
+    }
+
+    @Test("a large file read by two threads gives the same regions, even when the middle guess falls inside a feature")
+    func twoThreads() throws {
+        // A plain middle: the second thread's half is taken.
+        #expect(try Self.agree(Self.large(middle: Self.circle(999_999, 1, 1, 1))).get().count == 36_000)
+        // The guess `{"type":"Feature"` after a comma, inside a feature's properties: dropped.
+        let decoy = #"{"type":"Feature","id":"decoy","geometry":{"type":"Point","coordinates":[1,1]},"properties":{"radius":5,"list":[1,{"type":"Feature","x":1}]}}"#
+        var text = Self.large(middle: decoy)
+        #expect(try Self.agree(text).get().count == 36_000)
+        // Decoys in every line around the middle, so the guess is surely one of them.
+        text = Self.large(middle: decoy).replacingOccurrences(of: #""properties":{"radius":200.0}"#,
+                                                              with: #""properties":{"radius":200.0,"l":[0,{"type":"Feature"}]}"#)
+        #expect(try Self.agree(text).get().count == 36_000)
+    }
+
+    @Test("a large file with a problem in its second half, or an id repeated across the halves, reports the general reader's error")
+    func twoThreadsBroken() throws {
+        for middle in [
+            #"{"type":"Feature","id":"bad","geometry":{"type":"Point","coordinates":[1,1]},"properties":{"radius":0}}"#,
+            #"{"type":"Feature","id":"c10","geometry":{"type":"Point","coordinates":[1,1]},"properties":{"radius":5}}"#,
+            #"{"type":"Feature","id":"late","geometry":{"type":"Point","coordinates":[1,1]},"properties":{"radius":5},}"#,
+        ] {
+            guard case .failure = try Self.agree(Self.large(middle: middle)) else {
+                Issue.record("accepted: \(middle)")
+                continue
+            }
+        }
+    }
+
     @Test("broken files report the general reader's error, even when a later problem is the one it names", arguments: [
         // A bad radius early and a syntax error late: the whole document's parse fails first.
         #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"radius":-1}},{"type":"Feature","id":"b",}]}"#,
