@@ -15,7 +15,9 @@ final class JobQueue<Item: Sendable>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let notEmpty = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private let notFull = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var items: [Item] = []
+    /// Taken items are set to nil, so what they hold is the taker's alone (a job empties and
+    /// hands back a batch's arrays without copying them).
+    private var items: [Item?] = []
     private var head = 0
     private let capacity: Int
 
@@ -65,7 +67,8 @@ final class JobQueue<Item: Sendable>: @unchecked Sendable {
 
     /// Call with `mutex` held and `count > 0`.
     private func take() -> Item {
-        let item = items[head]
+        let item = items[head]!
+        items[head] = nil
         head += 1
         if head == items.count || head >= 64 {
             items.removeFirst(head)

@@ -113,6 +113,9 @@ struct JobResult {
     var states: [(rank: UInt64, bytes: [UInt8])] = []
     /// The job's state after this batch, when the batch asked for it (`JobBatch.snapshot`).
     var snapshot: [UInt8]? = nil
+    /// The batch's records array, emptied, for the reader to fill again: a new one per batch
+    /// cost the reader a page fault every few kilobytes.
+    var spareItems: [JobItem] = []
 }
 
 /// What every job builds its engine from.
@@ -240,10 +243,12 @@ final class ReplayJob {
 
     func run(input: JobQueue<JobBatch>, output: JobQueue<JobResult>) {
         while true {
-            let batch = input.pop()
+            var batch = input.pop()
             apply(batch)
             var result = JobResult(job: job, bytes: memory.takeBytes(), tags: tags, rejections: rejections,
                                    through: batch.through, last: batch.last)
+            batch.items.removeAll(keepingCapacity: true)
+            result.spareItems = batch.items
             if batch.snapshot { result.snapshot = snapshot() }
             tags.removeAll(keepingCapacity: true)
             rejections.removeAll()

@@ -65,13 +65,20 @@ extension Replay {
         let maxAccuracy = config.monitor.maxAccuracy
         let progress = config.progress && totalBytes > 0 ? ProgressBar(totalBytes: totalBytes, write: diagnostics) : nil
 
+        // Records arrays the jobs are done with, filled again (`JobResult.spareItems`).
+        var spareItems: [[JobItem]] = []
         func flush() throws {
             for j in 0..<jobs {
                 rd.batches[j].through = rd.seq
                 inputs[j].push(rd.batches[j])
-                rd.batches[j] = JobBatch()
+                rd.batches[j] = JobBatch(items: spareItems.popLast() ?? [])
             }
-            try merge.drain(results.popAll(), into: output, replay: self, rejects: rejects, reported: &reported)
+            var done = results.popAll()
+            for k in done.indices where done[k].spareItems.capacity > 0 {
+                spareItems.append(done[k].spareItems)
+                done[k].spareItems = []
+            }
+            try merge.drain(done, into: output, replay: self, rejects: rejects, reported: &reported)
         }
         /// Returns false when `--strict` stops the run here.
         func reject(_ reason: RejectReason, source: any ReadingDecoder, line: UnsafeRawBufferPointer) -> Bool {
