@@ -208,7 +208,8 @@ func peerCell(_ peer: Results.Peer?, _ note: String?) -> String {
             + "**\(String(format: "%.1f×", p.speedup))** " + what
     }
     return "\(rate(p.fixesPerSecond)); geotrigger \(rate(replay)) (\(rate(p.geotriggerFixesPerSecond)) with its start-up); "
-        + "**\(String(format: "%.1f×", like))** like for like, \(String(format: "%.1f×", p.speedup)) with geotrigger's start-up " + what
+        + "**\(String(format: "%.1f×", like))** like for like, \(String(format: "%.1f×", p.speedup)) with geotrigger's start-up, "
+        + String(format: "%.1f× whole process on both sides (%.2f s ÷ %.2f s) ", p.wholeProcessSpeedup, p.wallSeconds, p.geotriggerSeconds) + what
 }
 
 /// Like for like first (both sides' replay alone, the peer's own span), then with geotrigger's
@@ -217,7 +218,8 @@ func peerRatio(_ p: Results.Peer) -> String {
     let allIn = String(format: "%.1f× ", p.speedup) + "(\(rate(p.geotriggerFixesPerSecond)) ÷ \(rate(p.fixesPerSecond)) fixes/s)"
     guard let like = p.likeForLikeSpeedup, let replay = p.geotriggerReplayFixesPerSecond else { return allIn }
     return String(format: "**%.1f×** like for like ", like) + "(replay alone on both sides: \(rate(replay)) ÷ "
-        + "\(rate(p.fixesPerSecond)) fixes/s); " + allIn + " counting geotrigger's start-up but not the peer's"
+        + "\(rate(p.fixesPerSecond)) fixes/s); " + allIn + " counting geotrigger's start-up but not the peer's; "
+        + String(format: "%.1f× whole process on both sides (%.2f s ÷ %.2f s wall)", p.wholeProcessSpeedup, p.wallSeconds, p.geotriggerSeconds)
 }
 
 func rate(_ v: Double?) -> String { v.map { $0.isFinite ? grouped(Int($0.rounded())) : "∞" } ?? "—" }

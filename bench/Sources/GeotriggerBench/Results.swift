@@ -78,6 +78,11 @@ struct Results: Codable {
         /// bench/peer/check_peer.py on the two event files: true when they agree; nil when not checked.
         var eventsAgree: Bool?
         var note: String
+
+        /// Whole process on both sides (issue 27): the peer's wall time ÷ geotrigger's, each from
+        /// start to exit, interpreter or binary start-up, reading the regions and the readings,
+        /// the index and writing the events included.
+        var wholeProcessSpeedup: Double { wallSeconds / geotriggerSeconds }
     }
 
     struct Scenario: Codable {
