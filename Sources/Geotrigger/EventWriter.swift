@@ -24,17 +24,28 @@ public final class EventWriter: RegionEventTableReader {
     /// The first write failure; the driver stops at the next reading when it is set.
     @exclusivity(unchecked) public private(set) var failure: IOFailure?
     /// Deliveries by trigger kind, in `Self.triggerKinds` order, then what followed them, in
-    /// `Self.notificationCounts` order.
+    /// `AfterDelivery` order.
     public private(set) var deliveryCounts = [Int](repeating: 0, count: EventWriter.countedKinds)
     public static let triggerKinds = ["location", "timeInterval", "calendar", "push"]
+
     /// SPEC §5.1's counts: responses written, silent pushes, deliveries kept out of the delivered
     /// list, and the service extension's outcomes.
-    public static let notificationCounts = ["response", "silentPush", "unlisted", "extension-modified",
-                                            "extension-timeout", "extension-failed"]
-    static let countedKinds = triggerKinds.count + notificationCounts.count
-    private func count(_ name: String) {
-        if let k = Self.notificationCounts.firstIndex(of: name) { deliveryCounts[Self.triggerKinds.count + k] += 1 }
+    public enum AfterDelivery: Int, CaseIterable, Sendable {
+        case response, silentPush, unlisted, extensionModified, extensionTimeout, extensionFailed
+
+        init(_ outcome: ServiceExtensionOutcome) {
+            switch outcome {
+            case .modified: self = .extensionModified
+            case .timeout: self = .extensionTimeout
+            case .failed: self = .extensionFailed
+            }
+        }
+
+        /// Where it is counted in `deliveryCounts`.
+        public var slot: Int { EventWriter.triggerKinds.count + rawValue }
     }
+    static let countedKinds = triggerKinds.count + AfterDelivery.allCases.count
+    private func count(_ a: AfterDelivery) { deliveryCounts[a.slot] += 1 }
 
     /// Each region's id as a JSON string literal, quotes included, in a 16-byte slot of its own
     /// (`IDSlots`): the plain event copies it without touching the region's `String`.
@@ -176,16 +187,16 @@ public final class EventWriter: RegionEventTableReader {
         o.append(",\"actions\":")
         o.append { JSONValue.array(d.actions.map { .string($0) }).write(into: &$0) }
         o.append(",\"presented\":")
-        o.append { JSONValue.array(d.presented.names.map { .string($0) }).write(into: &$0) }
+        o.append { d.presented.json.write(into: &$0) }
         if !d.listed {
             o.append(",\"listed\":false")
-            count("unlisted")
+            count(.unlisted)
         }
         if let outcome = d.serviceExtension {
             o.append(",\"extension\":\"")
             o.append(string: outcome.rawValue)
             o.append("\"")
-            count("extension-" + outcome.rawValue)
+            count(AfterDelivery(outcome))
         }
         o.append("}\n")
         endRecord()
@@ -193,7 +204,7 @@ public final class EventWriter: RegionEventTableReader {
 
     /// SPEC §5.1: the user's response, as the app receives it.
     public func response(_ r: NotificationResponse) {
-        count("response")
+        count(.response)
         let o = output
         begin("response", t: r.t, device: r.device, request: r.id)
         o.append(",\"action\":")
@@ -209,7 +220,7 @@ public final class EventWriter: RegionEventTableReader {
 
     /// SPEC §5.1: a push that showed nothing.
     public func silentPush(_ p: SilentPush) {
-        count("silentPush")
+        count(.silentPush)
         let o = output
         begin("silentPush", t: p.t, device: p.device, request: p.id)
         if p.contentAvailable { o.append(",\"contentAvailable\":true") }

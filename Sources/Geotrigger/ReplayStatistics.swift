@@ -38,7 +38,6 @@ public struct ReplayStatistics: Sendable {
     /// Every record read, good or bad (blank lines excluded).
     public var records: Int { fixes + sightings + controls + rejectedTotal }
 
-    /// What a checkpoint keeps of the counts (`replay --checkpoint`): records by kind and rejections.
     /// Adds what an applier applied (fixes, of them ignored, sightings, of them unmatched, controls).
     mutating func add(_ c: ReadingApplier.Counts) {
         fixes += c.fixes
@@ -48,6 +47,7 @@ public struct ReplayStatistics: Sendable {
         controls += c.controls
     }
 
+    /// What a checkpoint keeps of the counts (`replay --checkpoint`): records by kind and rejections.
     mutating func restoreCounts(from c: ReplayStatistics) {
         fixes = c.fixes
         ignoredForAccuracy = c.ignoredForAccuracy
@@ -100,18 +100,16 @@ public struct ReplayStatistics: Sendable {
             lines.append("deliveries: \(grouped(total)) notifications delivered (" + byKind.joined(separator: ", ") + ")")
         }
         // SPEC §5.1: what followed the deliveries, in words.
-        func after(_ name: String) -> Int {
-            EventWriter.notificationCounts.firstIndex(of: name).map { deliveries.count > kinds + $0 ? deliveries[kinds + $0] : 0 } ?? 0
-        }
+        func after(_ a: EventWriter.AfterDelivery) -> Int { a.slot < deliveries.count ? deliveries[a.slot] : 0 }
         func counted(_ n: Int, _ one: String, _ many: String) -> String { "\(grouped(n)) " + (n == 1 ? one : many) }
         var followed: [String] = []
-        if after("unlisted") > 0 {
-            followed.append("\(grouped(after("unlisted"))) kept out of Notification Center (alerts not allowed, or the app in front showed them itself)")
+        if after(.unlisted) > 0 {
+            followed.append("\(grouped(after(.unlisted))) kept out of Notification Center (alerts not allowed, or the app in front showed them itself)")
         }
-        if after("response") > 0 { followed.append(counted(after("response"), "response", "responses") + " reached the app") }
-        if after("silentPush") > 0 { followed.append(counted(after("silentPush"), "silent push", "silent pushes") + " reached the app only") }
+        if after(.response) > 0 { followed.append(counted(after(.response), "response", "responses") + " reached the app") }
+        if after(.silentPush) > 0 { followed.append(counted(after(.silentPush), "silent push", "silent pushes") + " reached the app only") }
         if !followed.isEmpty { lines.append("  " + followed.joined(separator: "; ")) }
-        let modified = after("extension-modified"), timedOut = after("extension-timeout"), failed = after("extension-failed")
+        let modified = after(.extensionModified), timedOut = after(.extensionTimeout), failed = after(.extensionFailed)
         if modified + timedOut + failed > 0 {
             lines.append("  service extension: " + counted(modified, "push", "pushes") + " rewritten, \(grouped(timedOut)) timed out and "
                          + "\(grouped(failed)) failed (those delivered as sent)")

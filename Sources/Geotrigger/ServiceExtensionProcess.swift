@@ -22,11 +22,6 @@ import Darwin
 public final class ServiceExtensionProcess: NotificationServiceExtension, @unchecked Sendable {
     public let command: String
     public let timeout: Double
-    /// Children started, and pushes that timed out or failed (for the summary).
-    public private(set) var starts = 0
-    /// Why the last child was stopped (for the first report on stderr).
-    public private(set) var lastProblem: String?
-
     private var pid: pid_t = -1
     private var input: Int32 = -1
     private var output: Int32 = -1
@@ -69,10 +64,17 @@ public final class ServiceExtensionProcess: NotificationServiceExtension, @unche
             }
             usleep(5_000)
         }
+        forget()
+    }
+
+    /// After the child was reaped: its pipes closed, nothing of it kept.
+    private func forget() {
         pid = -1
+        if input >= 0 { close(input) }
         close(output)
+        input = -1
         output = -1
-        buffer.removeAll()
+        buffer.removeAll(keepingCapacity: true)
     }
 
     public func rewrite(_ content: NotificationContent, request: String, device: String) -> (NotificationContent?, ServiceExtensionOutcome) {
@@ -151,13 +153,11 @@ public final class ServiceExtensionProcess: NotificationServiceExtension, @unche
         input = sockets[0]
         output = pipeFDs[0]
         buffer.removeAll(keepingCapacity: true)
-        starts += 1
         return nil
     }
 
     /// Kills the child now (it hung, failed or answered nonsense): the next push starts another.
     private func stop(_ problem: String) {
-        lastProblem = problem
         if reported < 5 {
             reported += 1
             report("geotrigger: service extension (\(command)): \(problem); the original content is delivered and the next push starts it again\n")
@@ -166,12 +166,7 @@ public final class ServiceExtensionProcess: NotificationServiceExtension, @unche
         kill(-pid, SIGKILL)
         var status: Int32 = 0
         _ = waitpid(pid, &status, 0)
-        pid = -1
-        close(input)
-        close(output)
-        input = -1
-        output = -1
-        buffer.removeAll(keepingCapacity: true)
+        forget()
     }
 
     private func fail(_ problem: String) -> (NotificationContent?, ServiceExtensionOutcome) {

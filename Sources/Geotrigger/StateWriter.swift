@@ -95,12 +95,12 @@ enum StateWriter {
         let authorization = scheduler.authorization(device: d)
         if authorization.set {
             o.append(",\"authorized\":")
-            o.append { JSONValue.array(authorization.granted.names.map { .string($0) }).write(into: &$0) }
+            o.append { authorization.granted.json.write(into: &$0) }
         }
         let app = scheduler.appState(device: d)
         if app.foreground {
             o.append(",\"appState\":{\"state\":\"foreground\",\"presentation\":")
-            o.append { JSONValue.array(app.presentation.names.map { .string($0) }).write(into: &$0) }
+            o.append { app.presentation.json.write(into: &$0) }
             o.append("}")
         }
         o.append("}")

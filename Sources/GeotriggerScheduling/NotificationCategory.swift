@@ -62,7 +62,7 @@ public struct NotificationAction: Hashable, Sendable {
 
     public var json: JSONValue {
         var o: [String: JSONValue] = ["id": .string(id), "title": .string(title)]
-        if !options.isEmpty { o["options"] = .array(Option.allCases.filter(options.contains).map { .string($0.rawValue) }) }
+        if !options.isEmpty { o["options"] = optionsJSON(options) }
         if let textInput {
             o["textInput"] = .object(["button": .string(textInput.button), "placeholder": .string(textInput.placeholder)])
         }
@@ -117,7 +117,7 @@ public struct NotificationCategory: Hashable, Sendable {
 
     public var json: JSONValue {
         var o: [String: JSONValue] = ["id": .string(id), "actions": .array(actions.map(\.json))]
-        if !options.isEmpty { o["options"] = .array(Option.allCases.filter(options.contains).map { .string($0.rawValue) }) }
+        if !options.isEmpty { o["options"] = optionsJSON(options) }
         return .object(o)
     }
 
@@ -150,6 +150,9 @@ public struct PresentationOptions: OptionSet, Hashable, Sendable {
 
     /// The names, in the order alert, sound, badge.
     public var names: [String] { Self.names.filter { contains($0.1) }.map(\.0) }
+
+    /// `names` as a JSON array, as records give them and events and `--state-out` write them.
+    public var json: JSONValue { .array(names.map { .string($0) }) }
 
     /// `["alert","sound","badge"]` or a part of it.
     public init(json: JSONValue?, field: String) throws(RequestError) {
@@ -194,6 +197,11 @@ func identifier(_ v: JSONValue?, _ what: String) throws(RequestError) -> String 
     guard let s = v?.stringValue, !s.isEmpty else { throw RequestError("\(what) is missing or not a string") }
     guard InputLimits.identifierFits(s) else { throw RequestError(InputLimits.identifierTooLong(what, byteCount: s.utf8.count)) }
     return s
+}
+
+/// A set of options as the JSON array of their names, in declaration order.
+private func optionsJSON<O: RawRepresentable & CaseIterable & Hashable>(_ options: Set<O>) -> JSONValue where O.RawValue == String {
+    .array(O.allCases.filter(options.contains).map { .string($0.rawValue) })
 }
 
 private func optionSet<O: RawRepresentable & CaseIterable & Hashable>(_ v: JSONValue?, _: O.Type, _ field: String) throws(RequestError) -> Set<O>

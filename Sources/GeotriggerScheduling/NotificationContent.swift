@@ -68,10 +68,7 @@ public struct NotificationContent: Hashable, Sendable {
                 }
                 relevanceScore = x
             case "attachments":
-                guard let items = value.arrayValue else { throw RequestError("content.attachments must be an array") }
-                var list: [NotificationAttachment] = []
-                for item in items { list.append(try NotificationAttachment(json: item)) }
-                attachments = list
+                attachments = try NotificationAttachment.list(json: value)
             default:
                 throw RequestError("unknown content field \"\(key)\"")
             }
@@ -120,6 +117,14 @@ public struct NotificationAttachment: Hashable, Sendable {
     }
 
     public var json: JSONValue { .object(["identifier": .string(identifier), "url": .string(url)]) }
+
+    /// A content's `attachments`: an array of them.
+    public static func list(json: JSONValue) throws(RequestError) -> [NotificationAttachment] {
+        guard let items = json.arrayValue else { throw RequestError("content.attachments must be an array") }
+        var list: [NotificationAttachment] = []
+        for item in items { list.append(try NotificationAttachment(json: item)) }
+        return list
+    }
 }
 
 private func string(_ v: JSONValue, _ key: String) throws(RequestError) -> String {

@@ -226,10 +226,7 @@ extension SnapshotReader {
         c.attachments = try optional { r throws(SnapshotError) in
             let v = try r.json(depth: 0)
             do {
-                guard let items = v.arrayValue else { throw RequestError("not an array") }
-                var list: [NotificationAttachment] = []
-                for item in items { list.append(try NotificationAttachment(json: item)) }
-                return list
+                return try NotificationAttachment.list(json: v)
             } catch {
                 throw SnapshotError("bad attachments at byte \(r.offset): \(error)")
             }

@@ -115,7 +115,7 @@ public struct ConsumeStatistics: Sendable {
         if let first = firstRecordAt, let last = lastRecordAt {
             let span = last - first
             let pace = span > 0 ? "\(grouped(Int((Double(replay.records) / span).rounded()))) records/s" : "one batch"
-            lines.append("consuming: \(grouped(replay.records)) records from \(rfc3339(first)) to \(rfc3339(last)), "
+            lines.append("consuming: \(grouped(replay.records)) records from \(RFC3339.format(first)) to \(RFC3339.format(last)), "
                          + "\(formatSeconds(span)) (\(pace); busy \(formatSeconds(busySeconds)), the rest waiting for Kafka)")
         }
         s += lines.map { "geotrigger: " + $0 + "\n" }.joined()
@@ -639,8 +639,10 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
 
     // MARK: KafkaDeliveryHandler
 
+    // Only the state topic's producer has this handler (the events' producer has none: it counts
+    // its failures itself).
     public func delivered(token: Int, topic: String, partition: Int32, offset: Int64, error: KafkaError?) {
-        if token >= StateTopic.firstToken { state.delivered(token: token, partition: partition, offset: offset, error: error) }
+        state.delivered(token: token, partition: partition, offset: offset, error: error)
     }
 }
 
@@ -649,10 +651,4 @@ func wallClockSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_REALTIME, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
-}
-
-private func rfc3339(_ t: Double) -> String {
-    var bytes: [UInt8] = []
-    RFC3339.format(t, into: &bytes)
-    return String(decoding: bytes, as: UTF8.self)
 }

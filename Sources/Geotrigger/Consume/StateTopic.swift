@@ -100,8 +100,8 @@ final class StateTopic {
         try producer.flush(milliseconds: 60_000)
     }
 
-    /// A delivery report for a message of token `token` (the consumer's delivery handler passes
-    /// those ≥ `firstToken` here).
+    /// A delivery report of the chunks' producer, for the message of token `token` (the
+    /// consumer's delivery handler passes them here).
     func delivered(token: Int, partition: Int32, offset: Int64, error: KafkaError?) {
         guard var p = pending, token >= p.token, token < p.token + p.reports.count else { return }
         if let error { failure = failure ?? error; return }
