@@ -32,11 +32,8 @@ struct ExtensionCommand: ParsableCommand {
     }
 
     func run() throws {
-        let root = self.root ?? FileManager.default.currentDirectoryPath
-        let binary = try releaseBinary(root: root)
-        let out = self.out ?? "\(root)/bench/results"
-        let work = NSTemporaryDirectory() + "geotrigger-extension-bench-\(getpid())"
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let setup = try WholeProcessRun(root: root, out: out, name: "extension")
+        let (binary, out, work) = (setup.binary, setup.out, setup.work)
         defer { try? FileManager.default.removeItem(atPath: work) }
         var lines = ""
         for k in 0..<pushes {

@@ -68,3 +68,19 @@ func releaseBinary(root: String) throws -> String {
     }
     return binary
 }
+
+/// What a command that runs `geotrigger` whole starts from: ROOT's release binary, the results
+/// folder, and a fresh work folder under the temporary directory (the caller removes it).
+struct WholeProcessRun {
+    let binary: String
+    let out: String
+    let work: String
+
+    init(root: String?, out: String?, name: String) throws {
+        let root = root ?? FileManager.default.currentDirectoryPath
+        binary = try releaseBinary(root: root)
+        self.out = out ?? "\(root)/bench/results"
+        work = NSTemporaryDirectory() + "geotrigger-\(name)-bench-\(getpid())"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    }
+}

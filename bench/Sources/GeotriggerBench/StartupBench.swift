@@ -1,0 +1,215 @@
+import ArgumentParser
+import BenchSupport
+import Foundation
+
+/// Issue 27 / SPEC §6: the process as a user times it. (1) Start-up: a GeoJSON file of circles
+/// (Point + `radius`, as most geofence exports are) loaded and indexed with no readings, at
+/// 50,000 and 500,000 regions. (2) Cores: the city-like run (50,000 circles, 2,000 devices,
+/// 1,000,000 fixes, exact mode) with `--jobs` 1, 2, 4 and 8, each run's events compared with
+/// `--jobs 1`'s. Every figure is the median of `--repeat` whole-process runs (the range beside
+/// it), since this VM's timings swing by tens of percent.
+struct StartupCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "startup",
+        abstract: "Issue 27: start-up (GeoJSON circles loaded and indexed) and --jobs scaling, whole process.",
+        discussion: """
+            Builds nothing: run `swift build -c release` in the root first. Makes its data with \
+            `geotrigger scenario city` (seeds 3 and 2), writes startup.md and startup.json to --out.
+            """)
+
+    @Option(help: "Runs of each measurement (the median is reported).")
+    var `repeat` = 7
+    @Option(help: "Repository root (default: the current directory).")
+    var root: String?
+    @Option(help: "Results folder (default: ROOT/bench/results).")
+    var out: String?
+    @Option(parsing: .upToNextOption, help: "Job counts to time, starting with 1 (the reference).")
+    var jobs: [Int] = [1, 2, 4, 8]
+
+    func validate() throws {
+        guard jobs.first == 1, jobs.allSatisfy({ $0 >= 1 }) else { throw ValidationError("--jobs must start with 1") }
+    }
+
+    struct Timing: Codable {
+        var median: Double
+        var min: Double
+        var max: Double
+        var peakMiB: Double
+    }
+
+    struct Results: Codable {
+        var regions: [String: Timing]
+        var regionFileBytes: [String: Int]
+        var jobs: [String: Timing]
+        var eventsIdentical: Bool
+        /// `--jobs 1`'s median region loading and index build, from its summary: done before
+        /// any reading, on one thread (parsing the file takes two).
+        var oneJobLoadSeconds: Double
+        var cores: Int
+        var machine: String
+        var date: String
+    }
+
+    func run() throws {
+        let setup = try WholeProcessRun(root: root, out: out, name: "startup")
+        let (binary, out, work) = (setup.binary, setup.out, setup.work)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+
+        /// One whole-process run: its wall time, its own summary's peak memory (the child's
+        /// ru_maxrss would start at this process's peak: Linux keeps the high-water mark across
+        /// the spawn's exec) and the loading time its summary reports.
+        func once(_ arguments: [String], stdout: String) throws -> (seconds: Double, peak: Double, load: Double) {
+            let run = spawn(arguments, stdout: stdout, stderr: "\(work)/stderr.txt")
+            let summary = (try? readText("\(work)/stderr.txt")) ?? ""
+            guard run.status == 0 else { throw ValidationError("geotrigger exited \(run.status): \(summary)") }
+            var peak = 0.0, load = Double.nan
+            if let line = summary.split(separator: "\n").first(where: { $0.contains("peak memory") }),
+               let mib = line.split(separator: " ").dropFirst(3).first.flatMap({ Double($0) }) {
+                peak = mib
+            }
+            if let range = summary.range(of: "loaded and indexed in ") {
+                load = Double(summary[range.upperBound...].prefix { $0 != " " }) ?? .nan
+            }
+            return (run.seconds, peak, load)
+        }
+        /// Runs each command `repeat` times, taking turns (one run of each per round, so the
+        /// machine's drift touches them alike); per command its timing and median loading time.
+        func time(_ commands: [(arguments: [String], stdout: String)]) throws -> [(Timing, Double)] {
+            var runs = [[(seconds: Double, peak: Double, load: Double)]](repeating: [], count: commands.count)
+            for _ in 0..<max(1, `repeat`) {
+                for (k, c) in commands.enumerated() { runs[k].append(try once(c.arguments, stdout: c.stdout)) }
+            }
+            return runs.map { r in
+                let seconds = r.map(\.seconds).sorted(), loads = r.map(\.load).sorted()
+                return (Timing(median: seconds[seconds.count / 2], min: seconds.first!, max: seconds.last!,
+                               peakMiB: r.map(\.peak).max() ?? 0), loads[loads.count / 2])
+            }
+        }
+
+        // Start-up: the scenario's circles as a GeoJSON FeatureCollection, no readings.
+        try Data().write(to: URL(fileURLWithPath: "\(work)/empty.ndjson"))
+        var regionTimes: [String: Timing] = [:]
+        var regionBytes: [String: Int] = [:]
+        var startups: [(arguments: [String], stdout: String)] = []
+        let counts = [50_000, 500_000]
+        for (count, seed) in zip(counts, [3, 2]) {
+            let dir = "\(work)/r\(count)"
+            try scenario(binary, seed: seed, regions: count, devices: 10, seconds: 1, into: dir)
+            let geojson = "\(dir)/regions.geojson"
+            regionBytes[String(count)] = try circlesToGeoJSON(csv: "\(dir)/regions.csv", to: geojson)
+            startups.append(([binary, "replay", "--regions", geojson, "\(work)/empty.ndjson"], "/dev/null"))
+        }
+        for (count, (timing, _)) in zip(counts, try time(startups)) { regionTimes[String(count)] = timing }
+
+        // Cores: the city-like run with 1, 2, 4, 8 jobs; events compared with one job's.
+        let city = "\(work)/city"
+        try scenario(binary, seed: 3, regions: 50_000, devices: 2_000, seconds: 500, into: city)
+        _ = try circlesToGeoJSON(csv: "\(city)/regions.csv", to: "\(city)/regions.geojson")
+        var jobTimes: [String: Timing] = [:]
+        let timings = try time(jobs.map { n in
+            ([binary, "replay", "--regions", "\(city)/regions.geojson", "--hysteresis", "0", "--max-accuracy", "0",
+              "--jobs", String(n), "\(city)/readings.ndjson"], "\(work)/events-\(n).ndjson")
+        })
+        var serialLoad = Double.nan
+        var identical = true
+        let reference = try Data(contentsOf: URL(fileURLWithPath: "\(work)/events-\(jobs[0]).ndjson"))
+        for (n, (timing, load)) in zip(jobs, timings) {
+            jobTimes[String(n)] = timing
+            if n == 1 { serialLoad = load }
+            identical = try identical && reference == Data(contentsOf: URL(fileURLWithPath: "\(work)/events-\(n).ndjson"))
+        }
+
+        let cores = Int(commandOutput(["nproc"])) ?? 0
+        let results = Results(regions: regionTimes, regionFileBytes: regionBytes, jobs: jobTimes, eventsIdentical: identical,
+                              oneJobLoadSeconds: serialLoad,
+                              cores: cores, machine: "\(cores) cores, " + commandOutput(["uname", "-m"]),
+                              date: ISO8601DateFormatter().string(from: Date()))
+        try write(results, to: out)
+    }
+
+    /// `geotrigger scenario city` into `dir`.
+    private func scenario(_ binary: String, seed: Int, regions: Int, devices: Int, seconds: Int, into dir: String) throws {
+        let run = spawn([binary, "scenario", "city", "--seed", String(seed), "--regions", String(regions),
+                         "--devices", String(devices), "--seconds", String(seconds), "--out", dir])
+        guard run.status == 0 else { throw ValidationError("geotrigger scenario exited \(run.status)") }
+    }
+
+    /// The scenario's `id,lat,lon,radius` CSV as a GeoJSON FeatureCollection of Points with a
+    /// `radius` property, one feature per line; returns the file's size.
+    private func circlesToGeoJSON(csv: String, to path: String) throws -> Int {
+        let lines = try readText(csv).split(separator: "\n").dropFirst()
+        var text = #"{"type":"FeatureCollection","features":["# + "\n"
+        text.reserveCapacity(lines.count * 130)
+        for (k, line) in lines.enumerated() {
+            let f = line.split(separator: ",")
+            guard f.count == 4 else { throw ValidationError("\(csv): unexpected line \(line)") }
+            text += #"{"type":"Feature","id":"\#(f[0])","geometry":{"type":"Point","coordinates":[\#(f[2]),\#(f[1])]},"properties":{"radius":\#(f[3])}}"#
+            text += k + 1 < lines.count ? ",\n" : "\n"
+        }
+        text += "]}\n"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return text.utf8.count
+    }
+
+    private func write(_ results: Results, to out: String) throws {
+        func s(_ x: Double) -> String { String(format: "%.3f", x) }
+        func row(_ t: Timing) -> String { "\(s(t.median)) (\(s(t.min))–\(s(t.max)))" }
+        let command = "geotrigger-bench startup --repeat \(`repeat`) --jobs \(jobs.map(String.init).joined(separator: " "))"
+        var md = """
+            # Start-up and cores, whole process
+
+            `\(command)` on \(results.date) (\(results.machine)). Every time is the wall time of \
+            the whole `geotrigger` process (start, load, index, replay, write, exit), median of \
+            \(`repeat`) runs with the range in brackets; the runs of a table take turns.
+
+            ## Regions loaded and indexed (no readings)
+
+            GeoJSON circles (Point + `radius`) of `geotrigger scenario city`, seed 3 (50,000) and \
+            seed 2 (500,000); `geotrigger replay --regions FILE empty.ndjson`.
+
+            | regions | file | seconds | MB/s | peak memory |
+            |---|---|---|---|---|
+
+            """
+        for key in results.regions.keys.sorted(by: { Int($0)! < Int($1)! }) {
+            let t = results.regions[key]!
+            let bytes = Double(results.regionFileBytes[key] ?? 0)
+            md += "| \(Int(key)!.formatted()) | \(String(format: "%.1f", bytes / 1e6)) MB | \(row(t)) | "
+                + "\(String(format: "%.0f", bytes / 1e6 / t.median)) | \(String(format: "%.0f", t.peakMiB)) MiB |\n"
+        }
+        let one = results.jobs["1"]?.median ?? .nan
+        md += """
+
+            ## `--jobs`: city-like, 50,000 circles, 2,000 devices, 1,000,000 fixes, exact mode
+
+            `geotrigger replay --regions regions.geojson --hysteresis 0 --max-accuracy 0 --jobs N \
+            readings.ndjson` (seed 3). Events of every N identical to `--jobs 1`'s: \
+            \(results.eventsIdentical ? "yes" : "**no**"). This machine has \(results.cores) cores: \
+            jobs beyond that share them.
+
+            | jobs | seconds | speed-up over 1 job | peak memory |
+            |---|---|---|---|
+
+            """
+        for key in results.jobs.keys.sorted(by: { Int($0)! < Int($1)! }) {
+            let t = results.jobs[key]!
+            md += "| \(key) | \(row(t)) | \(String(format: "%.2f", one / t.median))× | \(String(format: "%.0f", t.peakMiB)) MiB |\n"
+        }
+        let load = results.oneJobLoadSeconds
+        let bound = one / (load + (one - load) / Double(max(1, results.cores)))
+        md += """
+
+            The bound: with one job the regions are loaded and indexed in \(s(load)) s of the \(s(one)) s \
+            (its summary's figure, median), before any reading. Even if everything after that \
+            were spread perfectly over \(results.cores) cores, with nothing spent on routing and \
+            merging, \(results.cores) jobs could not beat \(String(format: "%.2f", bound))× one job (Amdahl's law).
+
+            """
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        try md.write(toFile: "\(out)/startup.md", atomically: true, encoding: .utf8)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(results).write(to: URL(fileURLWithPath: "\(out)/startup.json"))
+        print(md)
+    }
+}
