@@ -70,7 +70,7 @@ func releaseBinary(root: String) throws -> String {
 }
 
 /// What a command that runs `geotrigger` whole starts from: ROOT's release binary, the results
-/// folder, and a fresh work folder under the temporary directory (the caller removes it).
+/// folder (made if missing), and a fresh work folder under the temporary directory (the caller removes it).
 struct WholeProcessRun {
     let binary: String
     let out: String
@@ -82,5 +82,6 @@ struct WholeProcessRun {
         self.out = out ?? "\(root)/bench/results"
         work = NSTemporaryDirectory() + "geotrigger-\(name)-bench-\(getpid())"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: self.out, withIntermediateDirectories: true)
     }
 }

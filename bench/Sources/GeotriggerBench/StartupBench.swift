@@ -205,7 +205,6 @@ struct StartupCommand: ParsableCommand {
             merging, \(results.cores) jobs could not beat \(String(format: "%.2f", bound))× one job (Amdahl's law).
 
             """
-        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         try md.write(toFile: "\(out)/startup.md", atomically: true, encoding: .utf8)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
