@@ -67,12 +67,16 @@ let package = Package(
         ),
         // librdkafka's handles, each owned by one Swift object (SPEC §8, `geotrigger consume`).
         .target(name: "GeotriggerKafka", dependencies: ["CRdKafka"]),
+        // SPEC §9: a replay drawn as SVG or HTML (regions, tracks, events) from the files a replay
+        // reads and writes. No GEOS, no engine: the sink's side of the flow.
+        .target(name: "GeotriggerMap", dependencies: ["GeotriggerCore", "GeotriggerReadings"]),
         // SPEC §6's benchmark scenarios (city, world, beacons), generated from a seed.
         .target(name: "GeotriggerScenarios", dependencies: ["Geotrigger"]),
         .executableTarget(
             name: "GeotriggerCLI",
             dependencies: [
-                "Geotrigger", "GeotriggerScenarios", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "Geotrigger", "GeotriggerMap", "GeotriggerScenarios",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "GeotriggerCoreTests", dependencies: ["GeotriggerCore"], resources: [.copy("Fixtures")]),
@@ -81,6 +85,7 @@ let package = Package(
         .testTarget(name: "GeotriggerMonitoringTests", dependencies: ["GeotriggerMonitoring"]),
         .testTarget(name: "GeotriggerSchedulingTests", dependencies: ["GeotriggerScheduling"]),
         .testTarget(name: "GeotriggerKafkaTests", dependencies: ["GeotriggerKafka"]),
+        .testTarget(name: "GeotriggerMapTests", dependencies: ["GeotriggerMap", "GeotriggerGeometry"]),
         .testTarget(name: "GeotriggerCLITests", dependencies: ["Geotrigger", "GeotriggerScenarios"], resources: [.copy("Fixtures")]),
     ]
 )

@@ -24,6 +24,10 @@ public final class OutputFile {
     private let flushThreshold: Int
     /// Bytes written out so far (not counting the pending `count`).
     public private(set) var written = 0
+    /// Every byte flushed, kept as well when `keepsCopy` is set (`replay --map` draws the events
+    /// it wrote to standard output).
+    public var keepsCopy = false
+    public private(set) var copy: [UInt8] = []
     /// Whether this is a file opened by path (not a standard stream or memory).
     public private(set) var isFile = false
     /// Times formatted by `appendTime`, direct-mapped by a hash of the time (`timeSlot`): the
@@ -217,6 +221,7 @@ public final class OutputFile {
 
     public func flush() throws {
         guard fd >= 0 else { return }
+        if keepsCopy { copy.append(contentsOf: UnsafeBufferPointer(start: storage, count: count)) }
         var failure: String?
         var offset = 0
         while offset < count {

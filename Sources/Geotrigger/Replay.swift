@@ -46,6 +46,8 @@ public struct ReplayConfiguration: Sendable {
     public var serviceExtension: String? = nil
     /// `--extension-timeout`: seconds of wall time to wait for its answer.
     public var extensionTimeout = 30.0
+    /// Keep a copy of the events written to standard output (`keptEvents`), for `replay --map`.
+    public var keepsEvents = false
 
     public init(regionsPath: String) { self.regionsPath = regionsPath }
 }
@@ -114,6 +116,9 @@ public final class Replay {
     private var checkpointNow: ((_ reported: Int) throws -> Void)?
     /// The run stopped at SIGINT or SIGTERM after writing a checkpoint, before its end.
     public internal(set) var stoppedBySignal = false
+    private var keptOutput: OutputFile?
+    /// With `keepsEvents`, the events this run wrote (not those of a run it resumed).
+    public var keptEvents: [UInt8] { keptOutput?.copy ?? [] }
     /// Written to stderr: reject reports, progress and the summary.
     let diagnostics: (String) -> Void
     /// `--service-extension`: the one child every engine (job) asks; ended with the run.
@@ -142,7 +147,7 @@ public final class Replay {
     }
 
     /// Reads and checks the regions file; a bad file stops here, with the exit status SPEC §2 gives it.
-    static func loadRegions(path: String) throws -> [Region] {
+    public static func loadRegions(path: String) throws -> [Region] {
         do {
             return try RegionFile.load(path: path)
         } catch {
@@ -218,6 +223,8 @@ public final class Replay {
             }
         }
         tally.inputs = decoders.count
+        // Named in the summary only when it is the terminal or a pipe: a file was named by the user.
+        tally.eventsDestination = config.outputPath.flatMap { $0 == "-" ? nil : $0 } == nil ? "standard output" : nil
         let totalBytes = paths.map(fileSize).reduce(0, +)
         let merged = MergedReadings(decoders)
 
@@ -248,6 +255,8 @@ public final class Replay {
             } else {
                 output = try OutputFile(path: config.outputPath)
             }
+            output.keepsCopy = config.keepsEvents
+            keptOutput = output
             if let resumed, let path = config.rejectsPath {
                 rejects = try OutputFile(path: path, resumingAt: resumed.rejectsLength)
             } else {
@@ -497,7 +506,7 @@ public func writeStandardError(_ s: String) {
     s.withUTF8 { buf in _ = write(STDERR_FILENO, buf.baseAddress, buf.count) }
 }
 
-func monotonicSeconds() -> Double {
+public func monotonicSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9

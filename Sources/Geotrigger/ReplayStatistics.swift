@@ -22,6 +22,8 @@ public struct ReplayStatistics: Sendable {
     public var loadSeconds: Double = 0
     public var regions = 0
     public var inputs = 0
+    /// "standard output" when the events went there, for the summary.
+    public var eventsDestination: String?
     /// The most memory the process held resident during the run (bytes), nil where unknown.
     public var peakResidentBytes: Int?
     /// `--checkpoint`: snapshots written by this process, the last one's size, the time all took
@@ -71,9 +73,12 @@ public struct ReplayStatistics: Sendable {
     public var summary: String {
         var lines: [String] = []
         let rate = elapsed > 0 ? Double(records) / elapsed : 0
-        var read = "\(grouped(records)) records from \(inputs) input\(inputs == 1 ? "" : "s"): \(grouped(fixes)) fixes"
-        if sightings > 0 { read += ", \(grouped(sightings)) beacon sightings" }
-        if controls > 0 { read += ", \(grouped(controls)) control records" }
+        var read = "\(grouped(records)) records from \(inputs) input\(inputs == 1 ? "" : "s"): \(grouped(fixes)) GPS fix"
+            + (fixes == 1 ? "" : "es")
+        if sightings > 0 { read += ", \(grouped(sightings)) beacon sighting" + (sightings == 1 ? "" : "s") }
+        if controls > 0 {
+            read += ", \(grouped(controls)) control record" + (controls == 1 ? "" : "s") + " (scheduler or region changes)"
+        }
         if rejectedTotal > 0 { read += ", \(grouped(rejectedTotal)) rejected" }
         lines.append(read)
         if rejectedTotal > 0 {
@@ -91,7 +96,7 @@ public struct ReplayStatistics: Sendable {
             lines.append("  unmatched: \(grouped(sightingsUnmatched)) beacon sightings match no beacon region")
         }
         let ev = RegionEvent.Kind.allCases.map { "\(grouped(events[Int($0.rawValue)])) \($0.name)" }
-        lines.append("events: " + ev.joined(separator: ", "))
+        lines.append("region events: " + ev.joined(separator: ", ") + (eventsDestination.map { ", written to " + $0 } ?? ""))
         let kinds = EventWriter.triggerKinds.count
         let total = deliveries.prefix(kinds).reduce(0, +)
         if total > 0 {
@@ -126,17 +131,6 @@ public struct ReplayStatistics: Sendable {
                      + "(\(grouped(regions)) regions loaded and indexed in \(formatSeconds(loadSeconds)))")
         return lines.map { "geotrigger: " + $0 }.joined(separator: "\n") + "\n"
     }
-}
-
-/// 1234567 → "1,234,567".
-public func grouped(_ n: Int) -> String {
-    let digits = String(n.magnitude)
-    var out = ""
-    for (i, c) in digits.enumerated() {
-        if i > 0 && (digits.count - i) % 3 == 0 { out.append(",") }
-        out.append(c)
-    }
-    return n < 0 ? "-" + out : out
 }
 
 func formatSeconds(_ s: Double) -> String {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Geotrigger
+import GeotriggerMap
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -22,13 +23,16 @@ struct ReplayCommand: ParsableCommand {
             Events go to standard output, one JSON object per line:
               {"t":"…","event":"enter","device":"d1","region":"home","distance":48.20}
               {"t":"…","event":"exit","device":"d1","region":"home","enteredAt":"…"}
-            A summary goes to standard error. Bad records are reported as \
-            FILE:LINE: reason, counted and skipped (or stop the run with --strict).
+            A summary goes to standard error: what was read (GPS fixes, beacon sightings, \
+            control records), the region events and notifications by kind, and what was \
+            skipped and why. Bad records are reported as FILE:LINE: reason, counted and \
+            skipped (or stop the run with --strict).
 
             Examples:
-              # demo: real GPX tracks against places in Slovenia and Croatia
+              # the demo: a real hike in Slovenia, notifications, a map
               geotrigger replay --regions datasets/regions/slovenia-croatia.geojson \\
-                datasets/gpxpy_tracks/*.gpx
+                --requests examples/demo/requests.json --dwell 600 --map demo-map.html \\
+                datasets/gpxpy_tracks/cerknicko-jezero.gpx examples/demo/pushes.ndjson
               # from a pipe, with dwell events after 5 minutes inside
               cat fixes.ndjson | geotrigger replay --regions zones.geojson --dwell 300
               # exact mode: events are exactly the geodesic boundary crossings
@@ -86,6 +90,9 @@ struct ReplayCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Write events to FILE instead of standard output.", valueName: "file"))
     var output: String?
 
+    @Option(help: ArgumentHelp("Also draw the replay (regions, tracks, events) to FILE.svg or FILE.html, as `geotrigger map` does; needs reading files, not standard input.", valueName: "file"))
+    var map: String?
+
     @Option(help: ArgumentHelp("Write every rejected record as SOURCE:LINE<TAB>reason<TAB>record.", valueName: "file"))
     var rejects: String?
 
@@ -122,6 +129,12 @@ struct ReplayCommand: ParsableCommand {
             throw ValidationError("--extension-timeout must be a number of seconds above 0, at most 3600")
         }
         if serviceExtension?.isEmpty == true { throw ValidationError("--service-extension needs a command") }
+        if let map {
+            if MapFile.kind(ofPath: map) == nil { throw ValidationError("--map \(map): \(MapFile.kindProblem)") }
+            if readings.isEmpty || readings.contains("-") {
+                throw ValidationError("--map needs reading files: standard input cannot be read again to draw the tracks")
+            }
+        }
     }
 
     func run() throws {
@@ -137,6 +150,8 @@ struct ReplayCommand: ParsableCommand {
         config.checkpointEvery = checkpointEvery
         config.serviceExtension = serviceExtension
         config.extensionTimeout = extensionTimeout
+        let eventsFile = output.flatMap { $0 == "-" ? nil : $0 }
+        config.keepsEvents = map != nil && eventsFile == nil
         let readsFiles = readings.contains { $0 != "-" }
         config.progress = progress ?? (readsFiles && isatty(STDERR_FILENO) != 0)
 
@@ -148,6 +163,9 @@ struct ReplayCommand: ParsableCommand {
                                    + "run the same command again to go on\n")
             }
             if !quiet { writeStandardError(stats.summary) }
+            if let map, !replay.stoppedBySignal {
+                try drawReplay(to: map, events: eventsFile.map { .file($0) } ?? .bytes(replay.keptEvents))
+            }
         } catch let error as ReplayError {
             writeStandardError("geotrigger: \(error)\n")
             if !quiet && error.exitStatus == 65, case .strictRejection = error {
@@ -155,6 +173,30 @@ struct ReplayCommand: ParsableCommand {
             }
             throw ExitCode(error.exitStatus)
         }
+    }
+}
+
+extension ReplayCommand {
+    enum Events {
+        case file(String)
+        case bytes([UInt8])
+    }
+
+    /// `--map`: the regions and reading files read again, with the events this run wrote.
+    func drawReplay(to path: String, events: Events) throws {
+        let start = monotonicSeconds()
+        var data = MapData(regions: try Replay.loadRegions(path: engine.regions))
+        do {
+            try data.readTracks(paths: readings, format: format, device: device)
+            switch events {
+            case .file(let p): data.readEvents(bytes: try MapFile.read(p), fileName: p)
+            case .bytes(let b): data.readEvents(bytes: b, fileName: "events")
+            }
+        } catch {
+            writeStandardError("geotrigger: --map: \(error)\n")
+            throw ExitCode(74)
+        }
+        try draw(data, to: path, options: MapOptions(), quiet: quiet, start: start)
     }
 }
 

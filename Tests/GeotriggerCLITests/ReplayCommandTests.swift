@@ -42,7 +42,7 @@ struct ReplayCommandTests {
             #"{"t":"1970-01-01T00:00:20.000Z","event":"exit","device":"d1","region":"home","distance":1111.94,"enteredAt":"1970-01-01T00:00:10.000Z"}"#,
             #"{"t":"1970-01-01T00:00:30.000Z","event":"enter","device":"d2","region":"square"}"#,
         ])
-        #expect(r.stderr.contains("4 records from 1 input: 4 fixes"))
+        #expect(r.stderr.contains("4 records from 1 input: 4 GPS fixes"))
         #expect(r.stderr.contains("2 enter, 1 exit, 0 dwell"))
         // The last line splits the time: the whole run, and of it loading and indexing the regions.
         let last = try #require(r.stderr.split(separator: "\n").last)
@@ -139,7 +139,7 @@ struct ReplayCommandTests {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stderr.contains("\(name):\(early): older than the device's previous reading"))
         #expect(r.stderr.contains("\(name):\(late): older than the device's previous reading"))
-        #expect(r.stderr.contains("38 fixes"))
+        #expect(r.stderr.contains("38 GPS fixes"))
         #expect(r.stderr.contains("2 rejected"))
         let rejects = try String(contentsOfFile: rejectsPath, encoding: .utf8).split(separator: "\n")
         #expect(rejects.count == 2)

@@ -1,0 +1,216 @@
+import GeotriggerCore
+import GeotriggerReadings
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a map shows (SPEC §9): the regions, each device's track and the events, read from the
+/// same files a replay reads and writes. Knows no GEOS and no engine: a map is drawn from files.
+public struct MapData {
+    public var regions: [Region]
+    public var tracks: [Track]
+    public var events: [Event]
+    /// What could not be used, counted (and the first few described) so that nothing is lost
+    /// silently: readings rejected by the decoders, event lines that are not events
+    /// (`MapRenderer.unplacedEvents` counts events of a device with no fix to place them at).
+    public var problems = Problems()
+
+    public init(regions: [Region], tracks: [Track] = [], events: [Event] = []) {
+        self.regions = regions
+        self.tracks = tracks
+        self.events = events
+    }
+
+    /// One device's fixes in input order.
+    public struct Track {
+        public var device: String
+        public var t: [Double] = []
+        public var latitude: [Double] = []
+        public var longitude: [Double] = []
+
+        public init(device: String) { self.device = device }
+
+        /// The index of the last fix at or before `time` (the first fix when all are later).
+        func fixIndex(at time: Double) -> Int? {
+            guard !t.isEmpty else { return nil }
+            var lo = 0, hi = t.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if t[mid] <= time { lo = mid + 1 } else { hi = mid }
+            }
+            return max(0, lo - 1)
+        }
+    }
+
+    /// An event as `replay` wrote it, with the kinds a map marks.
+    public struct Event {
+        public enum Kind: String, CaseIterable, Sendable {
+            case enter, exit, dwell, deliver
+        }
+        public var kind: Kind
+        public var device: String
+        public var region: String?
+        public var t: Double
+        /// The time as the event line wrote it.
+        public var time: String
+        public var distance: Double?
+        /// A delivery's request id and title.
+        public var request: String?
+        public var title: String?
+
+        public init(kind: Kind, device: String, region: String? = nil, t: Double, time: String,
+                    distance: Double? = nil, request: String? = nil, title: String? = nil) {
+            self.kind = kind
+            self.device = device
+            self.region = region
+            self.t = t
+            self.time = time
+            self.distance = distance
+            self.request = request
+            self.title = title
+        }
+    }
+
+    public struct Problems {
+        public var rejectedReadings = 0
+        /// Lines of the events file that are not JSON objects with a known time and kind.
+        public var badEventLines = 0
+        /// Events of other kinds (`response`, `silentPush`): not marked.
+        public var otherEvents = 0
+        /// The first few problems, as FILE:LINE: reason.
+        public var examples: [String] = []
+
+        mutating func note(_ message: String) {
+            if examples.count < 10 { examples.append(message) }
+        }
+    }
+}
+
+extension MapData {
+    /// Reads the fixes of every reading file (merged by time, as `replay` reads them), one track
+    /// per device. Sightings and control records have no position of their own and are skipped;
+    /// rejected records are counted.
+    public mutating func readTracks(paths: [String], format: ReadingFormat? = nil, device: String? = nil) throws {
+        let decoders = try paths.map { try ReadingInput.open(path: $0, format: format, device: device) }
+        let merged = MergedReadings(decoders)
+        let names = DeviceTable()
+        var byDevice: [Int] = []
+        loop: while true {
+            switch merged.next().step {
+            case .end:
+                break loop
+            case .rejected(let reason):
+                problems.rejectedReadings += 1
+                problems.note("\(merged.sourceName):\(merged.lineNumber): \(reason.message)")
+            case .reading:
+                let r = merged.current
+                guard r.kind == .fix, r.latitude.isFinite, r.longitude.isFinite else { continue }
+                let (id, isNew) = names.intern(r.device)
+                if isNew {
+                    byDevice.append(tracks.count)
+                    tracks.append(Track(device: r.deviceString))
+                }
+                let k = byDevice[Int(id)]
+                tracks[k].t.append(r.t)
+                tracks[k].latitude.append(r.latitude)
+                tracks[k].longitude.append(r.longitude)
+            }
+        }
+        if let error = merged.ioErrors.first { throw MapError.unreadable("\(error.source): \(error.message)") }
+    }
+
+    /// Reads `replay`'s NDJSON events: enter, exit, dwell and deliver are kept; other kinds and
+    /// lines that are not events are counted.
+    public mutating func readEvents(bytes: [UInt8], fileName: String) {
+        var lineNumber = 0
+        var start = 0
+        while start < bytes.count {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+            lineNumber += 1
+            let line = bytes[start..<end]
+            start = end + 1
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+            guard case .object(let o)? = try? JSONValue.parse(line),
+                  case .string(let kindName)? = o["event"], case .string(let time)? = o["t"],
+                  let t = RFC3339.parse(time), case .string(let device)? = o["device"] else {
+                problems.badEventLines += 1
+                problems.note("\(fileName):\(lineNumber): not an event line (an object with \"t\", \"event\" and \"device\")")
+                continue
+            }
+            guard let kind = Event.Kind(rawValue: kindName) else {
+                problems.otherEvents += 1
+                continue
+            }
+            var event = Event(kind: kind, device: device, t: t, time: time)
+            if case .string(let region)? = o["region"] { event.region = region }
+            if case .number(let d)? = o["distance"] { event.distance = d }
+            if case .string(let request)? = o["request"] { event.request = request }
+            if case .object(let content)? = o["content"], case .string(let title)? = content["title"] { event.title = title }
+            events.append(event)
+        }
+    }
+}
+
+public enum MapError: Error, CustomStringConvertible, Equatable {
+    case unreadable(String)
+    case usage(String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let m), .usage(let m): return m
+        }
+    }
+}
+
+/// Writing a map to a file: SVG or HTML, by the file's extension.
+public enum MapFile {
+    public enum Kind: Sendable {
+        case svg, html
+    }
+
+    /// `.svg`, or `.html`/`.htm`; nil for any other name.
+    public static func kind(ofPath path: String) -> Kind? {
+        let lower = path.lowercased()
+        if lower.hasSuffix(".svg") { return .svg }
+        if lower.hasSuffix(".html") || lower.hasSuffix(".htm") { return .html }
+        return nil
+    }
+
+    public static let kindProblem = "the map's file name must end in .svg or .html"
+
+    /// Renders and writes the map; returns the bytes written.
+    @discardableResult
+    public static func write(_ renderer: MapRenderer, to path: String) throws(MapError) -> Int {
+        guard let kind = kind(ofPath: path) else { throw .usage("\(path): \(kindProblem)") }
+        let text = kind == .svg ? renderer.svg() : renderer.html()
+        guard let file = fopen(path, "wb") else {
+            throw .unreadable("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        let bytes = Array(text.utf8)
+        let n = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+        let closed = fclose(file)
+        guard n == bytes.count, closed == 0 else { throw .unreadable("cannot write \(path): \(String(cString: strerror(errno)))") }
+        return n
+    }
+
+    /// A file's bytes.
+    public static func read(_ path: String) throws(MapError) -> [UInt8] {
+        guard let file = fopen(path, "rb") else {
+            throw .unreadable("cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
+            if n > 0 { bytes.append(contentsOf: chunk[0..<n]) }
+            if n < chunk.count {
+                if ferror(file) != 0 { throw .unreadable("cannot read \(path)") }
+                return bytes
+            }
+        }
+    }
+}
