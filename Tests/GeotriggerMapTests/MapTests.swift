@@ -171,6 +171,22 @@ struct MapTests {
         }
     }
 
+    @Test("positioned beacon zones are drawn to scale, dashed; a beacon without a position is not drawn")
+    func beaconZones() {
+        let lobby = Coordinate(latitude: 46.05, longitude: 14.5)
+        let placed = BeaconRegion(identity: BeaconID(uuidHigh: 1, uuidLow: 2, major: 3, minor: 4), zone: .near, position: lobby)
+        let unplaced = BeaconRegion(identity: BeaconID(uuidHigh: 1, uuidLow: 2, major: 3, minor: 5), zone: .near)
+        let regions = [Region(id: "desk", shape: .beacon(placed)), Region(id: "door", shape: .beacon(unplaced))]
+        let t = Self.track("d", points: [(0, 46.04995, 14.49995), (10, 46.05005, 14.50005)])
+        let r = MapRenderer(data: MapData(regions: regions, tracks: [t]))
+        let svg = r.svg()
+        #expect(svg.contains(#"class="beacon" data-id="desk""#))
+        #expect(!svg.contains(#"data-id="door""#))
+        // The zone's drawn radius is its own (3 m for near) at the map's scale.
+        let box = MapRenderer.pixelBox(regions[0], r.projection)!
+        #expect(abs((box.maxX - box.minX) / 2 / r.projection.scale - placed.zone.radius) < 1e-6)
+    }
+
     @Test("the scale bar is a round length of about 150 px, true at the centre")
     func scaleBar() {
         let t = Self.track("d", points: [(0, 46.0, 14.0), (10, 46.05, 14.08)])
