@@ -253,9 +253,11 @@ public struct MapRenderer {
         var plan = RegionPlan()
         var index: [String: Int] = [:]
         for (k, r) in data.regions.enumerated() { index[r.id] = k }
+        var eventCount: [Int: Int] = [:]
         for e in data.events {
-            if let id = e.region, let k = index[id] { plan.regionsWithEvents.insert(k) }
+            if let id = e.region, let k = index[id] { eventCount[k, default: 0] += 1 }
         }
+        plan.regionsWithEvents = Set(eventCount.keys)
         var inView: [Int] = []
         for k in data.regions.indices {
             guard let b = pixelBox(data.regions[k], projection) else { continue }
@@ -267,11 +269,12 @@ public struct MapRenderer {
             plan.shapes = inView
         } else {
             plan.densityColumns = Int((options.width / densityCell).rounded(.up)) + 1
-            for k in inView {
-                if plan.regionsWithEvents.contains(k) && plan.shapes.count < options.maxRegionShapes {
-                    plan.shapes.append(k)
-                    continue
-                }
+            // The busiest regions stay shapes (most events first, then file order).
+            let busiest = inView.filter { eventCount[$0] != nil }
+                .sorted { (eventCount[$0]!, -$0) > (eventCount[$1]!, -$1) }.prefix(options.maxRegionShapes)
+            let shaped = Set(busiest)
+            plan.shapes = Array(busiest)
+            for k in inView where !shaped.contains(k) {
                 guard let c = pixelCentre(data.regions[k], projection) else { continue }
                 let col = Int(c.x / densityCell), row = Int(c.y / densityCell)
                 guard col >= 0, row >= 0, Double(col) * densityCell <= options.width,
