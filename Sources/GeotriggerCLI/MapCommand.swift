@@ -136,7 +136,10 @@ struct MapDrawingOptions: ParsableArguments {
 }
 
 /// Renders, writes and reports a map (what was drawn, what could not be used).
-func draw(_ data: MapData, to path: String, options: MapOptions, quiet: Bool, start: Double) throws {
+/// `placesReported`: the readings' rejections were reported already (by `replay --map`'s replay),
+/// so only their count is repeated.
+func draw(_ data: MapData, to path: String, options: MapOptions, quiet: Bool, start: Double,
+          placesReported: Bool = false) throws {
     let renderer = MapRenderer(data: data, options: options)
     let bytes: Int
     do {
@@ -147,10 +150,14 @@ func draw(_ data: MapData, to path: String, options: MapOptions, quiet: Bool, st
     }
     guard !quiet else { return }
     let p = data.problems
-    for example in p.examples { writeStandardError("geotrigger: map: \(example)\n") }
+    for example in (placesReported ? [] : p.readingExamples) + p.eventExamples {
+        writeStandardError("geotrigger: map: \(example)\n")
+    }
     var lines = ["geotrigger: map \(path): \(renderer.summary), \(grouped(bytes)) bytes in "
                  + "\(Int((monotonicSeconds() - start) * 1000)) ms"]
-    if p.rejectedReadings > 0 { lines.append("geotrigger: map: \(grouped(p.rejectedReadings)) readings rejected (not drawn)") }
+    if p.rejectedReadings > 0 {
+        lines.append("geotrigger: map: \(grouped(p.rejectedReadings)) \(p.rejectedReadings == 1 ? "reading" : "readings") rejected (not drawn)")
+    }
     if p.badEventLines > 0 {
         lines.append("geotrigger: map: \(grouped(p.badEventLines)) \(p.badEventLines == 1 ? "line" : "lines") of the events file skipped: not events")
     }

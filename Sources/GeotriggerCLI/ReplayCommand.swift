@@ -196,7 +196,7 @@ extension ReplayCommand {
             writeStandardError("geotrigger: --map: \(error)\n")
             throw ExitCode(74)
         }
-        try draw(data, to: path, options: MapOptions(), quiet: quiet, start: start)
+        try draw(data, to: path, options: MapOptions(), quiet: quiet, start: start, placesReported: true)
     }
 }
 

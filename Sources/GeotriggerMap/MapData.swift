@@ -80,11 +80,16 @@ public struct MapData {
         public var badEventLines = 0
         /// Events of other kinds (`response`, `silentPush`): not marked.
         public var otherEvents = 0
-        /// The first few problems, as FILE:LINE: reason.
-        public var examples: [String] = []
+        /// The first few problems of the readings and of the events file, as FILE:LINE: reason.
+        public var readingExamples: [String] = []
+        public var eventExamples: [String] = []
 
-        mutating func note(_ message: String) {
-            if examples.count < 10 { examples.append(message) }
+        mutating func noteReading(_ message: String) {
+            if readingExamples.count < 10 { readingExamples.append(message) }
+        }
+
+        mutating func noteEvent(_ message: String) {
+            if eventExamples.count < 10 { eventExamples.append(message) }
         }
     }
 }
@@ -92,7 +97,8 @@ public struct MapData {
 extension MapData {
     /// Reads the fixes of every reading file (merged by time, as `replay` reads them), one track
     /// per device. Sightings and control records have no position of their own and are skipped;
-    /// rejected records are counted.
+    /// rejected records (and, as `replay` rejects them, fixes older than their device's previous
+    /// one) are counted.
     public mutating func readTracks(paths: [String], format: ReadingFormat? = nil, device: String? = nil) throws {
         let decoders = try paths.map { try ReadingInput.open(path: $0, format: format, device: device) }
         let merged = MergedReadings(decoders)
@@ -104,7 +110,7 @@ extension MapData {
                 break loop
             case .rejected(let reason):
                 problems.rejectedReadings += 1
-                problems.note("\(merged.sourceName):\(merged.lineNumber): \(reason.message)")
+                problems.noteReading("\(merged.sourceName):\(merged.lineNumber): \(reason.message)")
             case .reading:
                 let r = merged.current
                 guard r.kind == .fix, r.latitude.isFinite, r.longitude.isFinite else { continue }
@@ -114,6 +120,12 @@ extension MapData {
                     tracks.append(Track(device: r.deviceString))
                 }
                 let k = byDevice[Int(id)]
+                // As a replay does: a fix older than its device's previous one is rejected.
+                if let last = tracks[k].t.last, r.t < last {
+                    problems.rejectedReadings += 1
+                    problems.noteReading("\(merged.sourceName):\(merged.lineNumber): \(RejectReason.outOfOrder.message)")
+                    continue
+                }
                 tracks[k].t.append(r.t)
                 tracks[k].latitude.append(r.latitude)
                 tracks[k].longitude.append(r.longitude)
@@ -137,7 +149,7 @@ extension MapData {
                   case .string(let kindName)? = o["event"], case .string(let time)? = o["t"],
                   let t = RFC3339.parse(time), case .string(let device)? = o["device"] else {
                 problems.badEventLines += 1
-                problems.note("\(fileName):\(lineNumber): not an event line (an object with \"t\", \"event\" and \"device\")")
+                problems.noteEvent("\(fileName):\(lineNumber): not an event line (an object with \"t\", \"event\" and \"device\")")
                 continue
             }
             guard let kind = Event.Kind(rawValue: kindName) else {

@@ -186,5 +186,14 @@ struct MapRenderTests {
         #expect(drawn.status == 0)
         #expect(drawn.stderr.contains("bad.ndjson:1: not an event line"), "\(drawn.stderr)")
         #expect(drawn.stderr.contains("1 line of the events file skipped: not events"), "\(drawn.stderr)")
+        // A fix older than its device's previous one is rejected as a replay rejects it: not in
+        // the track (every point is dated 1901-12-13T20:45:52.2073437Z but the second, written
+        // 0.34 ms earlier, which the replay rejects too).
+        let mojstrovka = dir.appendingPathComponent("mojstrovka.svg")
+        let old = try CLI.run(["map", "--regions", Self.regions, "datasets/gpxpy_tracks/Mojstrovka.gpx", "-o", mojstrovka.path])
+        #expect(old.status == 0)
+        #expect(old.stderr.contains("Mojstrovka.gpx:16: older than the device's previous reading"), "\(old.stderr)")
+        #expect(old.stderr.contains("1 reading rejected (not drawn)"), "\(old.stderr)")
+        #expect(old.stderr.contains("1 track (183 fixes,"), "\(old.stderr)")
     }
 }

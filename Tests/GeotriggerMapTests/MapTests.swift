@@ -110,7 +110,7 @@ struct MapTests {
         #expect(data.events[1].request == "hi" && data.events[1].title == "Hello")
         #expect(data.problems.otherEvents == 1)
         #expect(data.problems.badEventLines == 2)
-        #expect(data.problems.examples.first == "e.ndjson:4: not an event line (an object with \"t\", \"event\" and \"device\")")
+        #expect(data.problems.eventExamples.first == "e.ndjson:4: not an event line (an object with \"t\", \"event\" and \"device\")")
     }
 
     @Test("beyond maxRegionShapes the regions in view become a density layer; regions with events stay shapes")
