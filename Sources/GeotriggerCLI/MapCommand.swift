@@ -163,6 +163,6 @@ func draw(_ data: MapData, to path: String, options: MapOptions, quiet: Bool, st
     }
     if p.otherEvents > 0 { lines.append("geotrigger: map: \(grouped(p.otherEvents)) events of other kinds (responses, silent pushes) not marked") }
     let unplaced = renderer.unplacedEvents
-    if unplaced > 0 { lines.append("geotrigger: map: \(grouped(unplaced)) events of devices without a fix in the readings (no place to mark them)") }
+    if unplaced > 0 { lines.append("geotrigger: map: \(grouped(unplaced)) events with no place to mark them (no fix of their device, no region to stand for it)") }
     writeStandardError(lines.joined(separator: "\n") + "\n")
 }

@@ -115,8 +115,8 @@ public struct MapRenderer {
 
     // MARK: Fitting
 
-    /// The box to fit: the tracks' fixes, or the regions when there are no fixes; padded, and at
-    /// least about 400 m across.
+    /// The box to fit: the tracks' fixes, or the regions when there are no fixes; padded, at
+    /// least about 40 m across.
     static func extent(_ data: MapData) -> (south: Double, west: Double, north: Double, east: Double) {
         var south = Double.infinity, north = -Double.infinity
         var lonBox = LongitudeRange()
@@ -147,17 +147,21 @@ public struct MapRenderer {
                     }
                 case .beacon(let b):
                     if let p = b.position {
-                        south = min(south, p.latitude)
-                        north = max(north, p.latitude)
-                        lonBox.add(p.longitude)
+                        let dLat = b.zone.radius / 111_000
+                        south = min(south, p.latitude - dLat)
+                        north = max(north, p.latitude + dLat)
+                        let dLon = dLat / max(0.05, cos(p.latitude * .pi / 180))
+                        lonBox.add(p.longitude - dLon)
+                        lonBox.add(p.longitude + dLon)
                     }
                 }
             }
         }
         guard south <= north, let (west, east) = lonBox.range else { return (-60, -180, 75, 180) }
         var (w, e) = (west, east)
-        let padLat = max((north - south) * 0.04, 0.002)
-        let padLon = max((e - w) * 0.04, 0.002 / max(0.05, cos((south + north) / 2 * .pi / 180)))
+        // At least about 20 m around: a lobby's beacons are a few metres apart.
+        let padLat = max((north - south) * 0.04, 0.0002)
+        let padLon = max((e - w) * 0.04, 0.0002 / max(0.05, cos((south + north) / 2 * .pi / 180)))
         w -= padLon
         e += padLon
         return (max(-89.9, south - padLat), LocalProjection.wrap(w), min(89.9, north + padLat), LocalProjection.wrap(e))
@@ -207,22 +211,28 @@ public struct MapRenderer {
         return out
     }
 
-    /// Each event at its device's position when it happened (the last fix at or before it); one
-    /// marker per kind and 3-pixel cell.
+    /// Each event at its device's position when it happened (the last fix at or before it), or,
+    /// for a device with no fix (beacon sightings only), at its region's centre (a positioned
+    /// beacon's place); one marker per kind and 3-pixel cell.
     static func placeMarkers(_ data: MapData, projection: LocalProjection) -> (markers: [Marker], unplaced: Int) {
         var trackOf: [String: Int] = [:]
         for (k, t) in data.tracks.enumerated() where trackOf[t.device] == nil { trackOf[t.device] = k }
+        var regionOf: [String: Int] = [:]
+        for (k, r) in data.regions.enumerated() { regionOf[r.id] = k }
         var markers: [Marker] = []
         var unplaced = 0
         var cells: [Int: Int] = [:]
         let kinds = MapData.Event.Kind.allCases
         for (i, e) in data.events.enumerated() {
-            guard let k = trackOf[e.device], let f = data.tracks[k].fixIndex(at: e.t) else {
+            let x: Double, y: Double
+            if let k = trackOf[e.device], let f = data.tracks[k].fixIndex(at: e.t) {
+                (x, y) = projection.project(latitude: data.tracks[k].latitude[f], longitude: data.tracks[k].longitude[f])
+            } else if let id = e.region, let r = regionOf[id], let c = pixelCentre(data.regions[r], projection) {
+                (x, y) = c
+            } else {
                 unplaced += 1
                 continue
             }
-            let track = data.tracks[k]
-            let (x, y) = projection.project(latitude: track.latitude[f], longitude: track.longitude[f])
             let cx = Int((x / markerCell).rounded(.down)), cy = Int((y / markerCell).rounded(.down))
             let key = ((cy &* 1_000_003) &+ cx) &* 8 &+ kinds.firstIndex(of: e.kind)!
             if let m = cells[key] {

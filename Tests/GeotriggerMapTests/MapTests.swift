@@ -92,6 +92,18 @@ struct MapTests {
         #expect(dwell.x == first.x && dwell.y == first.y)
     }
 
+    @Test("an event of a device with no fix (beacon sightings only) is marked at its region's centre")
+    func markersAtRegions() {
+        let c = Coordinate(latitude: 46.05, longitude: 14.5)
+        let regions = [Region(id: "cafe", shape: .circle(center: c, radius: 10))]
+        let events = [MapData.Event(kind: .enter, device: "phone", region: "cafe", t: 1, time: "x"),
+                      MapData.Event(kind: .exit, device: "phone", region: "nowhere", t: 2, time: "x")]
+        let r = MapRenderer(data: MapData(regions: regions, events: events))
+        #expect(r.markers.count == 1 && r.unplacedEvents == 1)
+        let centre = r.projection.project(latitude: 46.05, longitude: 14.5)
+        #expect(abs(r.markers[0].x - centre.x) < 1e-6 && abs(r.markers[0].y - centre.y) < 1e-6)
+    }
+
     @Test("the events file: marked kinds kept, other kinds and non-events counted, nothing lost silently")
     func eventsFile() {
         var data = MapData(regions: [])
