@@ -70,8 +70,25 @@ public enum RegionFile {
         // Not zero-filled first: the reads below write every byte kept (the rest is cut off).
         var bytes = [UInt8](unsafeUninitializedCapacity: max(size, 1 << 16)) { _, count in count = max(size, 1 << 16) }
         var filled = 0
+        var probe: [UInt8] = []
         while true {
-            if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(1 << 16, bytes.count / 2))) }
+            if filled == bytes.count {
+                // Full: a regular file is at its end unless it grew meanwhile. Ask with a small
+                // read of its own rather than growing the buffer first, which would copy the
+                // whole file into a larger one only to learn that nothing follows.
+                if probe.isEmpty { probe = [UInt8](repeating: 0, count: 1 << 16) }
+                let count = probe.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+                if count == 0 { return bytes }
+                if count < 0 {
+                    let code = errno
+                    if code == EINTR { continue }
+                    throw RegionFileError(
+                        file: path, reason: "cannot read: \(String(cString: strerror(code)))", kind: .unreadable)
+                }
+                bytes.append(contentsOf: probe[0..<count])
+                filled += count
+                continue
+            }
             let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
             if count == 0 {
                 bytes.removeLast(bytes.count - filled)
