@@ -54,7 +54,7 @@ extension GeoJSONRegionReader {
             tail = half
         }
         var reachedStop: Bool
-        (head, reachedStop) = try features(&p, until: stop, atArrayStart: true)
+        (head, reachedStop) = try features(&p, until: stop, atArrayStart: true, roomFor: bytes.count - p.index)
         if let tail {
             tail.thread?.join()
             if reachedStop, let (rest, end) = tail.result {
@@ -88,10 +88,12 @@ extension GeoJSONRegionReader {
     /// Features from `p.index` (just after `[` when `atArrayStart`, else at a feature) up to the
     /// array's `]` (consumed), or up to the feature starting at `until`, where it stops before
     /// reading it (then `reachedStop`). Feature indices count from 0 here.
-    private func features(_ p: inout JSONParser, until stop: Int, atArrayStart: Bool) throws(GeoJSONDeclined)
-        -> (regions: [Region], reachedStop: Bool) {
+    /// `roomFor`: the bytes whose features the array is made room for, about 128 each (the first
+    /// half's array takes the second half's features too, without growing).
+    private func features(_ p: inout JSONParser, until stop: Int, atArrayStart: Bool, roomFor: Int? = nil)
+        throws(GeoJSONDeclined) -> (regions: [Region], reachedStop: Bool) {
         var regions: [Region] = []
-        regions.reserveCapacity(max(16, (min(stop, p.bytes.count) - p.index) / 128))
+        regions.reserveCapacity(max(16, (roomFor ?? (min(stop, p.bytes.count) - p.index)) / 128))
         p.skipWhitespace()
         if atArrayStart, p.peek(UInt8(ascii: "]")) {
             p.index += 1
