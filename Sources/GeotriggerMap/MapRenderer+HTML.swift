@@ -2,7 +2,8 @@ extension MapRenderer {
     /// The map as one self-contained HTML page: the SVG inline, a tooltip with the event's
     /// details over each marker, and a time slider (with a play button) that shows each device's
     /// track and position, and the events, up to a moment (`#t=0.25` in the address opens it a
-    /// quarter of the way through). No network, no external script.
+    /// quarter of the way through, `#m=12` with marker 12's details shown). No network, no
+    /// external script.
     public func html() -> String {
         var o = MarkupWriter(capacity: 1 << 21)
         o.raw("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>")
@@ -167,10 +168,9 @@ extension MapRenderer {
           function esc(s) {
             return String(s).replace(/[&<>"]/g, function (c) { return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]; });
           }
-          svg.addEventListener("mousemove", function (ev) {
-            var m = ev.target.dataset ? ev.target.dataset.m : undefined;
-            if (m === undefined) { tip.style.display = "none"; return; }
-            var e = D.markers[+m];
+          // Marker m's details in the tooltip, its corner at (x, y) in the picture's pixels.
+          function showTip(m, x, y) {
+            var e = D.markers[m];
             var html = "<b>" + esc(e[0]) + "</b><br>device " + esc(e[1]);
             if (e[2] !== null) html += "<br>region " + esc(e[2]);
             html += "<br>" + esc(e[3]);
@@ -180,15 +180,27 @@ extension MapRenderer {
             if (e[7] > 1) html += "<br><i>and " + (e[7] - 1) + " more " + esc(e[0]) + " events here</i>";
             tip.innerHTML = html;
             tip.style.display = "block";
+            tip.style.left = (x + 14) + "px";
+            tip.style.top = (y + 14) + "px";
+          }
+          svg.addEventListener("mousemove", function (ev) {
+            var m = ev.target.dataset ? ev.target.dataset.m : undefined;
+            if (m === undefined) { tip.style.display = "none"; return; }
             var box = svg.getBoundingClientRect();
-            tip.style.left = (ev.clientX - box.left + 14) + "px";
-            tip.style.top = (ev.clientY - box.top + 14) + "px";
+            showTip(+m, ev.clientX - box.left, ev.clientY - box.top);
           });
           svg.addEventListener("mouseleave", function () { tip.style.display = "none"; });
           // "#t=0.25": open at a quarter of the time span (a link to a moment).
           var at = /(?:^#|&)t=([0-9.]+)/.exec(location.hash);
           if (at) slider.value = Math.round(1000 * Math.min(1, Math.max(0, +at[1])));
           show(+slider.value);
+          // "#m=12": open with marker 12's details shown (a link to an event).
+          var linked = /(?:^#|&)m=([0-9]+)/.exec(location.hash);
+          var el = linked && D.markers[+linked[1]] ? svg.querySelector('[data-m="' + linked[1] + '"]') : null;
+          if (el) {
+            var b = el.getBoundingClientRect(), s = svg.getBoundingClientRect();
+            showTip(+linked[1], b.left - s.left + b.width / 2, b.top - s.top + b.height / 2);
+          }
         })();
 
         """#

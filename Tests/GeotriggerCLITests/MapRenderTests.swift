@@ -97,7 +97,7 @@ struct MapRenderTests {
         #expect((s.dark["12,8,420,50"] ?? 0) > 0.03, "no title text: \(s.dark)")
     }
 
-    @Test("map --events draws HTML whose slider shows the replay up to a moment, with the script's clock and each marker's details")
+    @Test("map --events draws HTML whose slider shows the replay up to a moment, with the script's clock and each marker's tooltip")
     func demoHTML() throws {
         let dir = try CLI.temporaryDirectory()
         let events = dir.appendingPathComponent("events.ndjson"), html = dir.appendingPathComponent("demo.html")
@@ -125,6 +125,15 @@ struct MapRenderTests {
         let kinds = Set(markers.compactMap { $0.first as? String })
         #expect(kinds == ["enter", "exit", "dwell", "deliver"])
         #expect(markers.allSatisfy { ($0[1] as? String) == "cerknicko-jezero" && ($0[3] as? String)?.hasPrefix("2010-08-05T") == true })
+        // The tooltip, as hovering shows it, opened by its link (#m=N): the welcome delivery.
+        let welcome = try #require(markers.firstIndex { ($0[0] as? String) == "deliver" && ($0[5] as? String) == "welcome" })
+        let linked = try Self.dom(html.absoluteString + "#m=\(welcome)")
+        let tip = try #require(linked.components(separatedBy: #"<div id="tip""#).last?.components(separatedBy: "</div>").first)
+        #expect(tip.contains("display: block"), "\(tip)")
+        for detail in ["<b>deliver</b>", "device cerknicko-jezero", "region cerknica", "2010-08-05T14:23:59.000Z",
+                       "request welcome", "Welcome to Cerknica"] {
+            #expect(tip.contains(detail), "the tooltip lacks \(detail): \(tip)")
+        }
 
         let end = dir.appendingPathComponent("end.png"), start = dir.appendingPathComponent("start.png")
         try Self.screenshot(html.absoluteString, to: end, width: 1240, height: 1000)
