@@ -250,12 +250,14 @@ public struct MapRenderer {
     public var summary: String {
         let fixes = data.tracks.reduce(0) { $0 + $1.t.count }
         let points = tracks.reduce(0) { $0 + $1.x.count }
-        var regions = "\(grouped(data.regions.count)) regions (\(grouped(regionPlan.shapes.count)) drawn"
+        var regions = "\(grouped(data.regions.count)) region\(data.regions.count == 1 ? "" : "s") (\(grouped(regionPlan.shapes.count)) drawn"
         if !regionPlan.density.isEmpty {
             regions += ", \(grouped(regionPlan.inView - regionPlan.shapes.count)) as density"
         }
-        return regions + "), \(grouped(data.tracks.count)) track\(data.tracks.count == 1 ? "" : "s") (\(grouped(fixes)) fixes, \(grouped(points)) points drawn), "
-            + "\(grouped(data.events.count)) events (\(grouped(markers.count)) markers)"
+        func counted(_ n: Int, _ one: String, _ many: String) -> String { "\(grouped(n)) " + (n == 1 ? one : many) }
+        return regions + "), " + counted(data.tracks.count, "track", "tracks") + " (" + counted(fixes, "fix", "fixes") + ", "
+            + counted(points, "point", "points") + " drawn), " + counted(data.events.count, "event", "events") + " ("
+            + counted(markers.count, "marker", "markers") + ")"
     }
 
     /// Which regions are in view, which are shapes and which go to the density layer.
