@@ -95,8 +95,9 @@ public struct ConsumeStatistics: Sendable {
     public var staleMessages = 0
     /// Of the run, the time spent on batches of records (applying, producing, snapshots).
     public var busySeconds = 0.0
-    /// Wall-clock times (Unix seconds) of the first and last batch of records: the span a
-    /// member was consuming, comparable across processes (the bench adds members up by it).
+    /// Wall-clock times (Unix seconds) of the start of the first batch of records and the end
+    /// of the last: the span a member was consuming, comparable across processes (the bench
+    /// adds members up by it).
     public var firstRecordAt: Double?
     public var lastRecordAt: Double?
 
@@ -311,7 +312,8 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
                 lastActivity = now
                 statistics.busySeconds += now - began
                 let wall = wallClockSeconds()
-                if statistics.firstRecordAt == nil { statistics.firstRecordAt = wall }
+                // From the start of the first batch: its records count, so its time does too.
+                if statistics.firstRecordAt == nil { statistics.firstRecordAt = wall - (now - began) }
                 statistics.lastRecordAt = wall
             } else if let idle = configuration.exitWhenIdle, now - lastActivity >= idle {
                 // Idle: every partition's state is written and committed before the process
