@@ -89,15 +89,11 @@ struct MapCommand: ParsableCommand {
             throw ExitCode(74)
         }
         if let events {
-            guard access(events, F_OK) == 0 else {
-                writeStandardError("geotrigger: \(events): no such file\n")
-                throw ExitCode(66)
-            }
             do {
-                data.readEvents(bytes: try MapFile.read(events), fileName: events)
+                data.readEvents(bytes: try RegionFile.readFile(path: events), fileName: events)
             } catch {
                 writeStandardError("geotrigger: \(error)\n")
-                throw ExitCode(74)
+                throw ExitCode(error.kind == .fileNotFound ? 66 : 74)
             }
         }
         try draw(data, to: output, options: drawing.options, quiet: quiet, start: start)

@@ -189,7 +189,7 @@ extension ReplayCommand {
         do {
             try data.readTracks(paths: readings, format: format, device: device)
             switch events {
-            case .file(let p): data.readEvents(bytes: try MapFile.read(p), fileName: p)
+            case .file(let p): data.readEvents(bytes: try RegionFile.readFile(path: p), fileName: p)
             case .bytes(let b): data.readEvents(bytes: b, fileName: "events")
             }
         } catch {

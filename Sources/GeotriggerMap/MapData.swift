@@ -131,7 +131,7 @@ extension MapData {
                 tracks[k].longitude.append(r.longitude)
             }
         }
-        if let error = merged.ioErrors.first { throw MapError.unreadable("\(error.source): \(error.message)") }
+        if let error = merged.ioErrors.first { throw MapError.io("\(error.source): \(error.message)") }
     }
 
     /// Reads `replay`'s NDJSON events: enter, exit, dwell and deliver are kept; other kinds and
@@ -167,12 +167,13 @@ extension MapData {
 }
 
 public enum MapError: Error, CustomStringConvertible, Equatable {
-    case unreadable(String)
+    /// Reading or writing a file failed.
+    case io(String)
     case usage(String)
 
     public var description: String {
         switch self {
-        case .unreadable(let m), .usage(let m): return m
+        case .io(let m), .usage(let m): return m
         }
     }
 }
@@ -197,32 +198,13 @@ public enum MapFile {
     @discardableResult
     public static func write(_ renderer: MapRenderer, to path: String) throws(MapError) -> Int {
         guard let kind = kind(ofPath: path) else { throw .usage("\(path): \(kindProblem)") }
-        let text = kind == .svg ? renderer.svg() : renderer.html()
+        let bytes = (kind == .svg ? renderer.drawing(for: .svg) : renderer.page()).bytes
         guard let file = fopen(path, "wb") else {
-            throw .unreadable("cannot write \(path): \(String(cString: strerror(errno)))")
+            throw .io("cannot write \(path): \(String(cString: strerror(errno)))")
         }
-        let bytes = Array(text.utf8)
         let n = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
         let closed = fclose(file)
-        guard n == bytes.count, closed == 0 else { throw .unreadable("cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard n == bytes.count, closed == 0 else { throw .io("cannot write \(path): \(String(cString: strerror(errno)))") }
         return n
-    }
-
-    /// A file's bytes.
-    public static func read(_ path: String) throws(MapError) -> [UInt8] {
-        guard let file = fopen(path, "rb") else {
-            throw .unreadable("cannot read \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
-            if n > 0 { bytes.append(contentsOf: chunk[0..<n]) }
-            if n < chunk.count {
-                if ferror(file) != 0 { throw .unreadable("cannot read \(path)") }
-                return bytes
-            }
-        }
     }
 }

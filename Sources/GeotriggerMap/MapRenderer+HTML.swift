@@ -4,7 +4,10 @@ extension MapRenderer {
     /// track and position, and the events, up to a moment (`#t=0.25` in the address opens it a
     /// quarter of the way through, `#m=12` with marker 12's details shown). No network, no
     /// external script.
-    public func html() -> String {
+    public func html() -> String { page().string }
+
+    /// The HTML page's bytes.
+    func page() -> MarkupWriter {
         var o = MarkupWriter(capacity: 1 << 21)
         o.raw("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>")
         o.escaped(titleText)
@@ -21,7 +24,7 @@ extension MapRenderer {
         o.raw("</script>\n<script>\n")
         o.raw(Self.pageScript)
         o.raw("</script>\n</body></html>\n")
-        return o.string
+        return o
     }
 
     /// {"t0", "t1", "markers": [[kind, device, region, time, distance, request, title, count, t − t0]],

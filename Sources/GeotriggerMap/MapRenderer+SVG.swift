@@ -86,7 +86,7 @@ extension MapRenderer {
             let hit = regionPlan.regionsWithEvents.contains(k)
             // A region much larger than the picture is context: its outline, without a fill that
             // would veil everything under it.
-            let huge = Self.pixelBox(region, projection).map {
+            let huge = regionBoxes[k].map {
                 ($0.maxX - $0.minX) * ($0.maxY - $0.minY) > 4 * options.width * options.height
             } ?? false
             let cls = (hit ? "region hit" : "region") + (huge ? " outline" : "")
@@ -288,7 +288,7 @@ extension MapRenderer {
         var candidates: [(priority: Double, text: String, x: Double, y: Double)] = []
         for k in regionPlan.shapes {
             let region = data.regions[k]
-            guard let box = Self.pixelBox(region, projection) else { continue }
+            guard let box = regionBoxes[k] else { continue }
             let size = max(box.maxX - box.minX, box.maxY - box.minY)
             let x = (box.minX + box.maxX) / 2
             // Above a small circle; inside a large one, near its top.

@@ -37,6 +37,8 @@ public struct MapRenderer {
     /// Per track, the colour and the simplified points: pixel position, time, length so far.
     let tracks: [DrawnTrack]
     let markers: [Marker]
+    /// Each region's box in pixels (nil: a beacon without a position), made once for every use.
+    let regionBoxes: [Box?]
     /// Events of a device with no fix in the readings: no place to mark them.
     public let unplacedEvents: Int
     let regionPlan: RegionPlan
@@ -102,8 +104,13 @@ public struct MapRenderer {
             last = max(last, e.t)
         }
         span = first <= last ? (first, last) : nil
-        (markers, unplacedEvents) = Self.placeMarkers(data, projection: projection)
-        regionPlan = Self.planRegions(data, projection: projection, options: options)
+        let projection = self.projection
+        let boxes = data.regions.map { Self.pixelBox($0, projection) }
+        var numberOf: [String: Int] = [:]
+        for (k, r) in data.regions.enumerated() { numberOf[r.id] = k }
+        regionBoxes = boxes
+        (markers, unplacedEvents) = Self.placeMarkers(data, projection: projection, boxes: boxes, numberOf: numberOf)
+        regionPlan = Self.planRegions(data, boxes: boxes, numberOf: numberOf, options: options)
     }
 
     static func colour(_ k: Int) -> String {
@@ -214,11 +221,11 @@ public struct MapRenderer {
     /// Each event at its device's position when it happened (the last fix at or before it), or,
     /// for a device with no fix (beacon sightings only), at its region's centre (a positioned
     /// beacon's place); one marker per kind and 3-pixel cell.
-    static func placeMarkers(_ data: MapData, projection: LocalProjection) -> (markers: [Marker], unplaced: Int) {
+    /// `boxes` and `numberOf`: each region's box in pixels, and its number by id.
+    static func placeMarkers(_ data: MapData, projection: LocalProjection, boxes: [Box?], numberOf: [String: Int])
+        -> (markers: [Marker], unplaced: Int) {
         var trackOf: [String: Int] = [:]
         for (k, t) in data.tracks.enumerated() where trackOf[t.device] == nil { trackOf[t.device] = k }
-        var regionOf: [String: Int] = [:]
-        for (k, r) in data.regions.enumerated() { regionOf[r.id] = k }
         var markers: [Marker] = []
         var unplaced = 0
         var cells: [Int: Int] = [:]
@@ -227,8 +234,8 @@ public struct MapRenderer {
             let x: Double, y: Double
             if let k = trackOf[e.device], let f = data.tracks[k].fixIndex(at: e.t) {
                 (x, y) = projection.project(latitude: data.tracks[k].latitude[f], longitude: data.tracks[k].longitude[f])
-            } else if let id = e.region, let r = regionOf[id], let c = pixelCentre(data.regions[r], projection) {
-                (x, y) = c
+            } else if let id = e.region, let r = numberOf[id], let b = boxes[r] {
+                (x, y) = b.centre
             } else {
                 unplaced += 1
                 continue
@@ -261,18 +268,16 @@ public struct MapRenderer {
     }
 
     /// Which regions are in view, which are shapes and which go to the density layer.
-    static func planRegions(_ data: MapData, projection: LocalProjection, options: MapOptions) -> RegionPlan {
+    static func planRegions(_ data: MapData, boxes: [Box?], numberOf: [String: Int], options: MapOptions) -> RegionPlan {
         var plan = RegionPlan()
-        var index: [String: Int] = [:]
-        for (k, r) in data.regions.enumerated() { index[r.id] = k }
         var eventCount: [Int: Int] = [:]
         for e in data.events {
-            if let id = e.region, let k = index[id] { eventCount[k, default: 0] += 1 }
+            if let id = e.region, let k = numberOf[id] { eventCount[k, default: 0] += 1 }
         }
         plan.regionsWithEvents = Set(eventCount.keys)
         var inView: [Int] = []
         for k in data.regions.indices {
-            guard let b = pixelBox(data.regions[k], projection) else { continue }
+            guard let b = boxes[k] else { continue }
             if b.maxX < 0 || b.minX > options.width || b.maxY < 0 || b.minY > options.height { continue }
             inView.append(k)
         }
@@ -287,7 +292,7 @@ public struct MapRenderer {
             let shaped = Set(busiest)
             plan.shapes = Array(busiest)
             for k in inView where !shaped.contains(k) {
-                guard let c = pixelCentre(data.regions[k], projection) else { continue }
+                guard let c = boxes[k]?.centre else { continue }
                 let col = Int(c.x / densityCell), row = Int(c.y / densityCell)
                 guard col >= 0, row >= 0, Double(col) * densityCell <= options.width,
                       Double(row) * densityCell <= options.height else { continue }
@@ -295,13 +300,15 @@ public struct MapRenderer {
             }
         }
         // Largest first, so small regions are drawn over large ones and stay visible.
-        let sizes = plan.shapes.map { k in pixelBox(data.regions[k], projection).map { ($0.maxX - $0.minX) * ($0.maxY - $0.minY) } ?? 0 }
+        let sizes = plan.shapes.map { k in boxes[k].map { ($0.maxX - $0.minX) * ($0.maxY - $0.minY) } ?? 0 }
         plan.shapes = zip(plan.shapes, sizes).sorted { $0.1 > $1.1 }.map(\.0)
         return plan
     }
 
     struct Box {
         var minX, minY, maxX, maxY: Double
+
+        var centre: (x: Double, y: Double) { ((minX + maxX) / 2, (minY + maxY) / 2) }
     }
 
     static func pixelBox(_ region: Region, _ projection: LocalProjection) -> Box? {
@@ -325,10 +332,6 @@ public struct MapRenderer {
             }
             return box.minX <= box.maxX ? box : nil
         }
-    }
-
-    static func pixelCentre(_ region: Region, _ projection: LocalProjection) -> (x: Double, y: Double)? {
-        pixelBox(region, projection).map { (($0.minX + $0.maxX) / 2, ($0.minY + $0.maxY) / 2) }
     }
 
     /// A region's label: its `name` property when it has one, else its id.
