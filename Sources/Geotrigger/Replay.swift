@@ -223,8 +223,7 @@ public final class Replay {
             }
         }
         tally.inputs = decoders.count
-        // Named in the summary only when it is the terminal or a pipe: a file was named by the user.
-        tally.eventsDestination = config.outputPath.flatMap { $0 == "-" ? nil : $0 } == nil ? "standard output" : nil
+        tally.eventsToStandardOutput = config.outputPath == nil || config.outputPath == "-"
         let totalBytes = paths.map(fileSize).reduce(0, +)
         let merged = MergedReadings(decoders)
 

@@ -22,8 +22,9 @@ public struct ReplayStatistics: Sendable {
     public var loadSeconds: Double = 0
     public var regions = 0
     public var inputs = 0
-    /// "standard output" when the events went there, for the summary.
-    public var eventsDestination: String?
+    /// Whether the events went to standard output, which the summary then says (a file the
+    /// user named needs no reminder).
+    public var eventsToStandardOutput = false
     /// The most memory the process held resident during the run (bytes), nil where unknown.
     public var peakResidentBytes: Int?
     /// `--checkpoint`: snapshots written by this process, the last one's size, the time all took
@@ -96,7 +97,7 @@ public struct ReplayStatistics: Sendable {
             lines.append("  unmatched: \(grouped(sightingsUnmatched)) beacon sightings match no beacon region")
         }
         let ev = RegionEvent.Kind.allCases.map { "\(grouped(events[Int($0.rawValue)])) \($0.name)" }
-        lines.append("region events: " + ev.joined(separator: ", ") + (eventsDestination.map { ", written to " + $0 } ?? ""))
+        lines.append("region events: " + ev.joined(separator: ", ") + (eventsToStandardOutput ? ", written to standard output" : ""))
         let kinds = EventWriter.triggerKinds.count
         let total = deliveries.prefix(kinds).reduce(0, +)
         if total > 0 {
