@@ -49,9 +49,7 @@ struct MapCommand: ParsableCommand {
         let (binary, out, work) = (setup.binary, setup.out, setup.work)
         defer { try? FileManager.default.removeItem(atPath: work) }
         let city = "\(work)/city", events = "\(work)/events.ndjson"
-        let made = spawn([binary, "scenario", "city", "--seed", "3", "--regions", String(regions), "--devices", String(devices),
-                          "--seconds", String(seconds), "--out", city])
-        guard made.status == 0 else { throw ValidationError("geotrigger scenario exited \(made.status)") }
+        try setup.city(seed: 3, regions: regions, devices: devices, seconds: seconds, into: city)
         let replayed = spawn([binary, "replay", "--regions", "\(city)/regions.csv", "-q", "\(city)/readings.ndjson"], stdout: events)
         guard replayed.status == 0 else { throw ValidationError("geotrigger replay exited \(replayed.status)") }
         let eventCount = try readText(events).utf8.reduce(0) { $0 + ($1 == 10 ? 1 : 0) }

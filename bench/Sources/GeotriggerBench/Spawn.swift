@@ -84,4 +84,11 @@ struct WholeProcessRun {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: self.out, withIntermediateDirectories: true)
     }
+
+    /// `geotrigger scenario city` into `dir`.
+    func city(seed: Int, regions: Int, devices: Int, seconds: Int, into dir: String) throws {
+        let run = spawn([binary, "scenario", "city", "--seed", String(seed), "--regions", String(regions),
+                         "--devices", String(devices), "--seconds", String(seconds), "--out", dir])
+        guard run.status == 0 else { throw ValidationError("geotrigger scenario exited \(run.status)") }
+    }
 }

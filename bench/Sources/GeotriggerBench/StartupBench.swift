@@ -55,22 +55,14 @@ struct StartupCommand: ParsableCommand {
         let (binary, out, work) = (setup.binary, setup.out, setup.work)
         defer { try? FileManager.default.removeItem(atPath: work) }
 
-        /// One whole-process run: its wall time, its own summary's peak memory (the child's
-        /// ru_maxrss would start at this process's peak: Linux keeps the high-water mark across
-        /// the spawn's exec) and the loading time its summary reports.
+        /// One whole-process run: its wall time, and from its summary its peak memory
+        /// (`reportedPeakMemory`) and its loading time (`ReplayPhases`; NaN for a run without
+        /// readings, whose elapsed time is all loading).
         func once(_ arguments: [String], stdout: String) throws -> (seconds: Double, peak: Double, load: Double) {
             let run = spawn(arguments, stdout: stdout, stderr: "\(work)/stderr.txt")
             let summary = (try? readText("\(work)/stderr.txt")) ?? ""
             guard run.status == 0 else { throw ValidationError("geotrigger exited \(run.status): \(summary)") }
-            var peak = 0.0, load = Double.nan
-            if let line = summary.split(separator: "\n").first(where: { $0.contains("peak memory") }),
-               let mib = line.split(separator: " ").dropFirst(3).first.flatMap({ Double($0) }) {
-                peak = mib
-            }
-            if let range = summary.range(of: "loaded and indexed in ") {
-                load = Double(summary[range.upperBound...].prefix { $0 != " " }) ?? .nan
-            }
-            return (run.seconds, peak, load)
+            return (run.seconds, Double(reportedPeakMemory(summary) ?? 0) / 1_048_576, ReplayPhases(summary)?.loadSeconds ?? .nan)
         }
         /// Runs each command `repeat` times, taking turns (one run of each per round, so the
         /// machine's drift touches them alike); per command its timing and median loading time.
@@ -94,7 +86,7 @@ struct StartupCommand: ParsableCommand {
         let counts = [50_000, 500_000]
         for (count, seed) in zip(counts, [3, 2]) {
             let dir = "\(work)/r\(count)"
-            try scenario(binary, seed: seed, regions: count, devices: 10, seconds: 1, into: dir)
+            try setup.city(seed: seed, regions: count, devices: 10, seconds: 1, into: dir)
             let geojson = "\(dir)/regions.geojson"
             regionBytes[String(count)] = try circlesToGeoJSON(csv: "\(dir)/regions.csv", to: geojson)
             startups.append(([binary, "replay", "--regions", geojson, "\(work)/empty.ndjson"], "/dev/null"))
@@ -103,7 +95,7 @@ struct StartupCommand: ParsableCommand {
 
         // Cores: the city-like run with 1, 2, 4, 8 jobs; events compared with one job's.
         let city = "\(work)/city"
-        try scenario(binary, seed: 3, regions: 50_000, devices: 2_000, seconds: 500, into: city)
+        try setup.city(seed: 3, regions: 50_000, devices: 2_000, seconds: 500, into: city)
         _ = try circlesToGeoJSON(csv: "\(city)/regions.csv", to: "\(city)/regions.geojson")
         var jobTimes: [String: Timing] = [:]
         let timings = try time(jobs.map { n in
@@ -125,13 +117,6 @@ struct StartupCommand: ParsableCommand {
                               cores: cores, machine: "\(cores) cores, " + commandOutput(["uname", "-m"]),
                               date: ISO8601DateFormatter().string(from: Date()))
         try write(results, to: out)
-    }
-
-    /// `geotrigger scenario city` into `dir`.
-    private func scenario(_ binary: String, seed: Int, regions: Int, devices: Int, seconds: Int, into dir: String) throws {
-        let run = spawn([binary, "scenario", "city", "--seed", String(seed), "--regions", String(regions),
-                         "--devices", String(devices), "--seconds", String(seconds), "--out", dir])
-        guard run.status == 0 else { throw ValidationError("geotrigger scenario exited \(run.status)") }
     }
 
     /// The scenario's `id,lat,lon,radius` CSV as a GeoJSON FeatureCollection of Points with a
