@@ -76,9 +76,9 @@ extension GeoJSONRegionReader {
         p.skipWhitespace()
         guard p.index == bytes.count else { throw GeoJSONDeclined() }
         // Ids unique (the general reader names a repeated one): the open-addressing table the
-        // id lookups use, 8 bytes a region, rather than a dictionary of Strings.
+        // id lookups use, rather than a dictionary of Strings.
         var ids = RegionIDSlots(capacity: head.count)
-        for r in head.indices where ids.insert(Int32(r), of: head) != nil { throw GeoJSONDeclined() }
+        if ids.insertAll(head) != nil { throw GeoJSONDeclined() }
         return head
     }
 

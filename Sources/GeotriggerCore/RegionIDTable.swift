@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// Region id → region number, built on the first lookup.
 ///
 /// Only location triggers ask for regions by id, and most runs have none: building on demand keeps
@@ -20,32 +22,42 @@ public final class RegionIDTable {
     }
 }
 
-/// Open addressing over region numbers keyed by their ids: Int32 slots (region number + 1,
-/// 0 = empty), 8 bytes per region where a `[String: Int32]` holds about 40; the ids stay in the
-/// regions array, which is passed in rather than held, so it can keep growing without a copy.
+/// Open addressing over region numbers keyed by their ids: 16 bytes per region where a
+/// `[String: Int32]` holds about 40; the ids stay in the regions array, which is passed in rather
+/// than held, so it can keep growing without a copy.
+///
+/// Each slot keeps the high half of its id's hash beside the region number, so a probe reads a
+/// region's id (a cache miss anywhere in the regions array) only when that half matches: in a
+/// file of unique ids, almost never.
 struct RegionIDSlots {
-    private var slots: [Int32]
+    /// Hash's high half << 32 | region number + 1; 0 = empty.
+    private var slots: [UInt64]
 
     init(capacity: Int) {
         var size = 16
         while size < capacity * 2 { size <<= 1 }
-        slots = capacity == 0 ? [] : [Int32](repeating: 0, count: size)
+        slots = capacity == 0 ? [] : [UInt64](repeating: 0, count: size)
     }
 
     var isEmpty: Bool { slots.isEmpty }
 
     /// The region named `id` among those inserted, or nil.
     func find(_ id: String, in regions: [Region]) -> Int32? {
-        probe(id, regions).region
+        probe(id, Self.hash(id), regions).region
     }
 
     /// The slot holding the region named `id`, or the empty slot where it would go.
-    private func probe(_ id: String, _ regions: [Region]) -> (slot: Int, region: Int32?) {
+    @inline(__always)
+    private func probe(_ id: String, _ hash: UInt64, _ regions: [Region]) -> (slot: Int, region: Int32?) {
         let mask = slots.count - 1
-        var i = Self.hash(id) & mask
+        let high = hash & 0xFFFF_FFFF_0000_0000
+        var i = Int(truncatingIfNeeded: hash) & mask
         while slots[i] != 0 {
-            let r = slots[i] - 1
-            if regions[Int(r)].id == id { return (i, r) }
+            let s = slots[i]
+            if s & 0xFFFF_FFFF_0000_0000 == high {
+                let r = Int32(truncatingIfNeeded: s & 0xFFFF_FFFF) - 1
+                if regions[Int(r)].id == id { return (i, r) }
+            }
             i = (i + 1) & mask
         }
         return (i, nil)
@@ -56,24 +68,45 @@ struct RegionIDSlots {
     mutating func insert(_ r: Int32, id: String? = nil, of regions: [Region]) -> Int32? {
         let id = id ?? regions[Int(r)].id
         if slots.isEmpty || (Int(r) + 1) * 2 > slots.count { grow(regions) }
-        let (slot, existing) = probe(id, regions)
-        if existing == nil { slots[slot] = r + 1 }
+        let hash = Self.hash(id)
+        let (slot, existing) = probe(id, hash, regions)
+        if existing == nil { slots[slot] = hash & 0xFFFF_FFFF_0000_0000 | UInt64(r + 1) }
         return existing
+    }
+
+    /// Adds every region of `regions` in order, as `insert` one by one would, into an empty
+    /// table; returns the first region whose id is taken and the region holding it, if any.
+    /// The slot of the id a few regions ahead is asked for (prefetched) before each insert: the
+    /// slots are spread over a table larger than the cache.
+    mutating func insertAll(_ regions: [Region]) -> (region: Int32, first: Int32)? {
+        precondition(regions.count * 2 <= slots.count, "room for every region")
+        let hashes = regions.map { Self.hash($0.id) }
+        let mask = slots.count - 1
+        let ahead = 16
+        for r in regions.indices {
+            if r + ahead < regions.count {
+                slots.withUnsafeBufferPointer { geotrigger_prefetch($0.baseAddress! + (Int(truncatingIfNeeded: hashes[r + ahead]) & mask)) }
+            }
+            let (slot, existing) = probe(regions[r].id, hashes[r], regions)
+            if let existing { return (Int32(r), existing) }
+            slots[slot] = hashes[r] & 0xFFFF_FFFF_0000_0000 | UInt64(r + 1)
+        }
+        return nil
     }
 
     private mutating func grow(_ regions: [Region]) {
         let old = slots
-        slots = [Int32](repeating: 0, count: max(16, old.count * 2))
+        slots = [UInt64](repeating: 0, count: max(16, old.count * 2))
         let mask = slots.count - 1
         for s in old where s != 0 {
-            var i = Self.hash(regions[Int(s - 1)].id) & mask
+            var i = Int(truncatingIfNeeded: Self.hash(regions[Int(s & 0xFFFF_FFFF) - 1].id)) & mask
             while slots[i] != 0 { i = (i + 1) & mask }
             slots[i] = s
         }
     }
 
-    /// The id's slot hash: `DeviceTable.hash` of its UTF-8 bytes.
-    private static func hash(_ id: String) -> Int {
-        Int(truncatingIfNeeded: DeviceTable.hash(id.utf8))
+    /// The id's hash: `DeviceTable.hash` of its UTF-8 bytes.
+    private static func hash(_ id: String) -> UInt64 {
+        DeviceTable.hash(id.utf8)
     }
 }

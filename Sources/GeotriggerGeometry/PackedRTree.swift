@@ -210,30 +210,20 @@ public final class PackedRTree {
     }
 
     /// Reorders leaves by the Hilbert index of their centres on a 2¹⁶ grid over all boxes (only
-    /// the grouping, hence query speed, depends on it), following each cycle of the permutation
-    /// so no second copy of the leaves is made.
+    /// the grouping, hence query speed, depends on it), in place (`PrefetchingPermutation`);
+    /// leaves with the same index keep their order.
     static func sortByHilbert(_ boxes: inout [Double], _ items: inout [Int32]) {
         let n = items.count
         guard n > 1 else { return }
         var keys = hilbertKeys(boxes, n)
-        sortInPlace(&keys)
-        // keys[i]'s low half is the leaf that goes to position i; bit 63 marks a placed position.
-        let placed: UInt64 = 1 << 63
-        for start in 0..<n where keys[start] & placed == 0 {
-            let box = (boxes[4 * start], boxes[4 * start + 1], boxes[4 * start + 2], boxes[4 * start + 3])
-            let item = items[start]
-            var j = start
-            while true {
-                let source = Int(truncatingIfNeeded: keys[j] & 0xFFFF_FFFF)
-                keys[j] = placed
-                if source == start {
-                    (boxes[4 * j], boxes[4 * j + 1], boxes[4 * j + 2], boxes[4 * j + 3]) = box
-                    items[j] = item
-                    break
-                }
-                for k in 0..<4 { boxes[4 * j + k] = boxes[4 * source + k] }
-                items[j] = items[source]
-                j = source
+        sortByHighHalf(&keys)
+        // keys[j]'s low half is the leaf that goes to position j.
+        let source = keys.map { Int32(truncatingIfNeeded: $0 & 0xFFFF_FFFF) }
+        var moved: [Bool] = []
+        PrefetchingPermutation.permute(&items, source: source, moved: &moved)
+        boxes.withUnsafeMutableBufferPointer { boxes in
+            boxes.baseAddress!.withMemoryRebound(to: SIMD4<Double>.self, capacity: n) { leaves in
+                source.withUnsafeBufferPointer { PrefetchingPermutation.permute(leaves, source: $0, moved: &moved) }
             }
         }
     }
@@ -258,32 +248,38 @@ public final class PackedRTree {
         }
     }
 
-    /// Sorts distinct keys: an in-place radix pass on the top 16 bits (American flag sort), then
-    /// each bucket on its own. About a tenth of the stdlib's merge sort here, and no buffer.
-    static func sortInPlace(_ keys: inout [UInt64]) {
-        let bucketCount = 1 << 16
-        var next = [Int](repeating: 0, count: bucketCount + 1)
-        for k in keys { next[Int(k >> 48) + 1] += 1 }
-        for b in 0..<bucketCount { next[b + 1] += next[b] }
-        let ends = Array(next[1...])
-        keys.withUnsafeMutableBufferPointer { keys in
-            for b in 0..<bucketCount {
-                // Every swap puts one key in its bucket for good.
-                while next[b] < ends[b] {
-                    let home = Int(keys[next[b]] >> 48)
-                    if home == b {
+    /// Sorts keys by their high 32 bits, keeping the order of keys that tie there: a
+    /// least-significant-digit radix sort, four passes of a byte (a pass every key shares a
+    /// byte in is skipped). The keys' low halves are their positions, so the result is also the
+    /// keys' full order.
+    static func sortByHighHalf(_ keys: inout [UInt64]) {
+        let n = keys.count
+        guard n > 1 else { return }
+        var other = [UInt64](repeating: 0, count: n)
+        var counts = [Int](repeating: 0, count: 4 * 256)
+        for k in keys {
+            for pass in 0..<4 { counts[pass * 256 + Int(truncatingIfNeeded: (k >> (32 + 8 * pass)) & 0xFF)] += 1 }
+        }
+        for pass in 0..<4 {
+            let base = pass * 256
+            if counts[base..<(base + 256)].contains(n) { continue }
+            var next = [Int](repeating: 0, count: 256)
+            var sum = 0
+            for b in 0..<256 {
+                next[b] = sum
+                sum += counts[base + b]
+            }
+            let shift = UInt64(32 + 8 * pass)
+            keys.withUnsafeBufferPointer { from in
+                other.withUnsafeMutableBufferPointer { to in
+                    for k in from {
+                        let b = Int(truncatingIfNeeded: (k >> shift) & 0xFF)
+                        to[next[b]] = k
                         next[b] += 1
-                    } else {
-                        keys.swapAt(next[b], next[home])
-                        next[home] += 1
                     }
                 }
             }
-            var start = 0
-            for end in ends {
-                if end - start > 1 { keys[start..<end].sort() }
-                start = end
-            }
+            swap(&keys, &other)
         }
     }
 

@@ -216,32 +216,12 @@ public final class RegionIndex {
                 var number = [Int32](repeating: 0, count: given.count)
                 for (new, old) in given.enumerated() { number[Int(old)] = Int32(new) }
                 rects.renumber(number)
-                // Everything moves in place, following each cycle of the permutation: no second
-                // copy of the tables (64 bytes a region each), nor of an array the caller handed over.
+                // Everything moves in place, following each cycle of the permutation
+                // (`PrefetchingPermutation`): no second copy of the tables (64 bytes a region
+                // each), nor of an array the caller handed over.
                 var moved: [Bool] = []
-                // Puts what was at source[k] at k, for every k.
-                func permute(_ source: [Int32], _ move: (_ to: Int, _ from: Int) -> Void, _ save: (Int) -> Void,
-                             _ restore: (Int) -> Void) {
-                    moved = [Bool](repeating: false, count: source.count)
-                    for start in source.indices where !moved[start] {
-                        save(start)
-                        var k = start
-                        while true {
-                            moved[k] = true
-                            let from = Int(source[k])
-                            if from == start {
-                                restore(k)
-                                break
-                            }
-                            move(k, from)
-                            k = from
-                        }
-                    }
-                }
-                var region = regions[0]
-                permute(given, { regions[$0] = regions[$1] }, { region = regions[$0] }, { regions[$0] = region })
-                var hotEntry = hot[0]
-                permute(given, { hot[$0] = hot[$1] }, { hotEntry = hot[$0] }, { hot[$0] = hotEntry })
+                PrefetchingPermutation.permute(&regions, source: given, moved: &moved)
+                given.withUnsafeBufferPointer { PrefetchingPermutation.permute(hot, source: $0, moved: &moved) }
                 // Circles' slow lines in the new order too.
                 var slowSource = [Int32](repeating: 0, count: circles)
                 var newSlots = [Int32](repeating: 0, count: given.count)
@@ -256,10 +236,7 @@ public final class RegionIndex {
                         newSlots[new] = slot
                     }
                 }
-                if circles > 0 {
-                    var slowEntry = slow[0]
-                    permute(slowSource, { slow[$0] = slow[$1] }, { slowEntry = slow[$0] }, { slow[$0] = slowEntry })
-                }
+                slowSource.withUnsafeBufferPointer { PrefetchingPermutation.permute(slow, source: $0, moved: &moved) }
                 slots = newSlots
                 var renumbered: [Int32: GEOSPreparedGeometry] = [:]
                 for (old, g) in preparedPolygons { renumbered[number[Int(old)]] = g }

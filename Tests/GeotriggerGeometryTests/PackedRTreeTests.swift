@@ -82,16 +82,23 @@ struct PackedRTreeTests {
         #expect(Array(tree.query(minX: 6, minY: 6, maxX: 6, maxY: 6, appending: true)) == [7, 9])
     }
 
-    @Test(arguments: [0, 1, 2, 100, 10_000])
+    /// Keys as `hilbertKeys` makes them (the position in the low half, ascending): sorted by
+    /// their high halves, ties kept in position order, they come out in the standard sort's order.
+    @Test(arguments: [0, 1, 2, 100, 10_000, 300_000])
     func radixSortEqualsTheStandardSort(count: Int) {
         var rng = SplitMix64(seed: 7)
-        // Few distinct top bits (crowded buckets) and spread ones; low halves keep keys distinct.
+        // Few distinct high halves (many ties, bytes every key shares: skipped passes), spread
+        // ones, and, for the largest, every high half the same.
         var keys = (0..<count).map { i in
-            (count > 100 ? rng.next() : rng.next() & 0x0003_0000_0000_0000 | 0xFFFC_0000_0000_0000) & ~0xFFFF_FFFF
-                | UInt64(i)
+            let high: UInt64 = switch count {
+            case 300_000: 0x1234_5678_0000_0000
+            case ...100: rng.next() & 0x0003_0000_0000_0000 | 0xFFFC_0000_0000_0000
+            default: rng.next() & 0xFFFF_FFFF_0000_0000
+            }
+            return high | UInt64(i)
         }
         let expected = keys.sorted()
-        PackedRTree.sortInPlace(&keys)
+        PackedRTree.sortByHighHalf(&keys)
         #expect(keys == expected)
     }
 
@@ -100,5 +107,32 @@ struct PackedRTreeTests {
         var seen = Set<UInt32>()
         for x in UInt32(0)..<64 { for y in UInt32(0)..<64 { seen.insert(PackedRTree.hilbert(x, y)) } }
         #expect(seen.count == 64 * 64)
+    }
+}
+
+@Suite("Reordering a table in place")
+struct PrefetchingPermutationTests {
+    /// Every entry ends where the permutation sends it, whatever its cycles (fixed points, short
+    /// cycles, one long one), and entries that own memory (strings too long to be stored inline)
+    /// are moved whole, none lost or repeated: the in-place walk equals a plain gather.
+    @Test(arguments: [0, 1, 2, 3, 17, 1_000, 50_000])
+    func equalsAGather(count: Int) {
+        var rng = SplitMix64(seed: UInt64(count) + 1)
+        var source = (0..<count).map(Int32.init)
+        // Shuffled, then a few entries put back in place (fixed points).
+        for i in stride(from: count - 1, to: 0, by: -1) { source.swapAt(i, Int(rng.next() % UInt64(i + 1))) }
+        for i in stride(from: 0, to: count, by: 7) {
+            if let j = source.firstIndex(of: Int32(i)) { source.swapAt(i, j) }
+        }
+        let strings = (0..<count).map { "entry number \($0), long enough to live on the heap" }
+        let expected = source.map { strings[Int($0)] }
+        var table = strings
+        var moved: [Bool] = []
+        PrefetchingPermutation.permute(&table, source: source, moved: &moved)
+        #expect(table == expected)
+        // The same scratch serves a second table of the same permutation.
+        var numbers = (0..<count).map(Double.init)
+        PrefetchingPermutation.permute(&numbers, source: source, moved: &moved)
+        #expect(numbers == source.map(Double.init))
     }
 }
