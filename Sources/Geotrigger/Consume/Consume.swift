@@ -100,6 +100,10 @@ public struct ConsumeStatistics: Sendable {
     /// adds members up by it).
     public var firstRecordAt: Double?
     public var lastRecordAt: Double?
+    /// CPU time over that span (seconds): this process's consuming thread (decoding, engines,
+    /// events, snapshots), and the process as a whole (that thread and librdkafka's).
+    public var consumingThreadCPUSeconds = 0.0
+    public var processCPUSeconds = 0.0
 
     public var summary: String {
         var s = replay.summary.replacingOccurrences(of: " from 1 input:", with: ":")
@@ -118,6 +122,8 @@ public struct ConsumeStatistics: Sendable {
             let pace = span > 0 ? "\(grouped(Int((Double(replay.records) / span).rounded()))) records/s" : "one batch"
             lines.append("consuming: \(grouped(replay.records)) records from \(RFC3339.format(first)) to \(RFC3339.format(last)), "
                          + "\(formatSeconds(span)) (\(pace); busy \(formatSeconds(busySeconds)), the rest waiting for Kafka)")
+            lines.append("CPU while consuming: \(formatSeconds(consumingThreadCPUSeconds)) on the consuming thread, "
+                         + "\(formatSeconds(max(0, processCPUSeconds - consumingThreadCPUSeconds))) on librdkafka's threads")
         }
         s += lines.map { "geotrigger: " + $0 + "\n" }.joined()
         return s
@@ -253,6 +259,8 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
 
     /// When the last record arrived, or partitions were last assigned (`--exit-when-idle`).
     private var lastActivity = 0.0
+    /// CPU time at the start of the first batch of records (`ConsumeStatistics`' CPU figures).
+    private var cpuAtFirstBatch = CPUTime(thread: 0, process: 0)
     private var settleAttempts = 0
 
     private func loop() throws(ConsumeError) {
@@ -268,6 +276,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
             let n = consumer.poll(into: batch, milliseconds: 100)
             if let fatal { throw fatal }
             let began = monotonicSeconds()
+            if n > 0 && statistics.firstRecordAt == nil { cpuAtFirstBatch = CPUTime.now() }
             for k in 0..<n {
                 let m = batch[k]
                 if m.error != 0 {
@@ -315,6 +324,8 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
                 // From the start of the first batch: its records count, so its time does too.
                 if statistics.firstRecordAt == nil { statistics.firstRecordAt = wall - (now - began) }
                 statistics.lastRecordAt = wall
+                let used = CPUTime.now() - cpuAtFirstBatch
+                (statistics.consumingThreadCPUSeconds, statistics.processCPUSeconds) = (used.thread, used.process)
             } else if let idle = configuration.exitWhenIdle, now - lastActivity >= idle {
                 // Idle: every partition's state is written and committed before the process
                 // leaves. A commit refused now (the group rebalancing as another member leaves)
