@@ -75,6 +75,12 @@ public final class PackedRTree {
             return order
         }
 
+        /// Adds `other`'s boxes after these, in their order.
+        mutating func append(contentsOf other: Builder) {
+            boxes.append(contentsOf: other.boxes)
+            items.append(contentsOf: other.items)
+        }
+
         /// Replaces each box's item `i` by `number[i]`.
         public mutating func renumber(_ number: [Int32]) {
             for k in items.indices { items[k] = number[Int(items[k])] }
@@ -239,10 +245,19 @@ public final class PackedRTree {
         let scaleX = maxX > minX ? 65535 / (maxX - minX) : 0
         let scaleY = maxY > minY ? 65535 / (maxY - minY) : 0
         return [UInt64](unsafeUninitializedCapacity: n) { keys, count in
-            for i in 0..<n {
-                let x = UInt32(max(0, min(65535, ((boxes[4 * i] + boxes[4 * i + 2]) / 2 - minX) * scaleX)))
-                let y = UInt32(max(0, min(65535, ((boxes[4 * i + 1] + boxes[4 * i + 3]) / 2 - minY) * scaleY)))
-                keys[i] = UInt64(hilbert(x, y)) << 32 | UInt64(i)
+            boxes.withUnsafeBufferPointer { boxes in
+                func fill(_ range: Range<Int>) {
+                    for i in range {
+                        let x = UInt32(max(0, min(65535, ((boxes[4 * i] + boxes[4 * i + 2]) / 2 - minX) * scaleX)))
+                        let y = UInt32(max(0, min(65535, ((boxes[4 * i + 1] + boxes[4 * i + 3]) / 2 - minY) * scaleY)))
+                        keys[i] = UInt64(hilbert(x, y)) << 32 | UInt64(i)
+                    }
+                }
+                if SplitWork.worthwhile(n) {
+                    SplitWork.run({ fill(0..<(n / 2)) }, alongside: { fill((n / 2)..<n) })
+                } else {
+                    fill(0..<n)
+                }
             }
             count = n
         }

@@ -163,42 +163,65 @@ public final class RegionIndex {
         }
         var preparedPolygons: [Int32: GEOSPreparedGeometry] = [:]
         var rects = PackedRTree.Builder(capacity: regions.count)
-        for (i, region) in regions.enumerated() {
-            switch region.shape {
-            case .circle(let center, let radius):
-                let circle = GeodesicCircle(
-                    center: center, radius: radius, exitRadius: radius + hysteresis.margin(forRadius: radius))
-                rects.append(circle, item: i)
-                add(circle)
-            case .beacon(let beacon):
-                guard let position = beacon.position else {
+        if SplitWork.worthwhile(regions.count), regions.allSatisfy({ if case .circle = $0.shape { true } else { false } }) {
+            // Only circles: region i's lines go at i, so two threads fill a half each, and their
+            // envelopes, in region order, make the same builder as one thread would.
+            let n = regions.count, half = n / 2
+            var second = PackedRTree.Builder(capacity: n - half)
+            regions.withUnsafeBufferPointer { all in
+                func fill(_ range: Range<Int>, _ boxes: inout PackedRTree.Builder) {
+                    for i in range {
+                        guard case .circle(let center, let radius) = all[i].shape else { continue }
+                        let circle = GeodesicCircle(
+                            center: center, radius: radius, exitRadius: radius + hysteresis.margin(forRadius: radius))
+                        boxes.append(circle, item: i)
+                        (hot + i).initialize(to: circle.hot)
+                        (slow + i).initialize(to: circle.core)
+                    }
+                }
+                SplitWork.run({ fill(0..<half, &rects) }, alongside: { fill(half..<n, &second) })
+            }
+            rects.append(contentsOf: second)
+            slots = Array(0..<Int32(n))
+            circles = n
+        } else {
+            for (i, region) in regions.enumerated() {
+                switch region.shape {
+                case .circle(let center, let radius):
+                    let circle = GeodesicCircle(
+                        center: center, radius: radius, exitRadius: radius + hysteresis.margin(forRadius: radius))
+                    rects.append(circle, item: i)
+                    add(circle)
+                case .beacon(let beacon):
+                    guard let position = beacon.position else {
+                        add(nil)
+                        slots.append(-2)
+                        continue
+                    }
+                    // A positioned beacon's zone is also a circle, so fixes (GPS or indoor) trigger it.
+                    let r = beacon.zone.radius
+                    let circle = GeodesicCircle(center: position, radius: r, exitRadius: r + hysteresis.beaconMargin(forRadius: r))
+                    rects.append(circle, item: i)
+                    add(circle)
+                case .polygons(let polygons):
+                    let geometry: GEOSGeometry
+                    do {
+                        geometry = try GEOSGeometry(context: context, polygons: polygons)
+                    } catch {
+                        throw RegionFileError(file: "", featureIndex: region.featureIndex, id: region.id,
+                                              reason: "invalid polygon: \(error)")
+                    }
+                    if let why = geometry.invalidityReason() {
+                        throw RegionFileError(file: "", featureIndex: region.featureIndex, id: region.id,
+                                              reason: "invalid polygon: \(why)")
+                    }
+                    let b = geometry.bounds()
+                    rects.append(minX: b.minX, minY: b.minY, maxX: b.maxX, maxY: b.maxY, item: Int32(i))
                     add(nil)
-                    slots.append(-2)
-                    continue
+                    slots.append(-1)
+                    let prepared = try GEOSPreparedGeometry(geometry)
+                    preparedPolygons[Int32(i)] = prepared
                 }
-                // A positioned beacon's zone is also a circle, so fixes (GPS or indoor) trigger it.
-                let r = beacon.zone.radius
-                let circle = GeodesicCircle(center: position, radius: r, exitRadius: r + hysteresis.beaconMargin(forRadius: r))
-                rects.append(circle, item: i)
-                add(circle)
-            case .polygons(let polygons):
-                let geometry: GEOSGeometry
-                do {
-                    geometry = try GEOSGeometry(context: context, polygons: polygons)
-                } catch {
-                    throw RegionFileError(file: "", featureIndex: region.featureIndex, id: region.id,
-                                          reason: "invalid polygon: \(error)")
-                }
-                if let why = geometry.invalidityReason() {
-                    throw RegionFileError(file: "", featureIndex: region.featureIndex, id: region.id,
-                                          reason: "invalid polygon: \(why)")
-                }
-                let b = geometry.bounds()
-                rects.append(minX: b.minX, minY: b.minY, maxX: b.maxX, maxY: b.maxY, item: Int32(i))
-                add(nil)
-                slots.append(-1)
-                let prepared = try GEOSPreparedGeometry(geometry)
-                preparedPolygons[Int32(i)] = prepared
             }
         }
         var regions = consume regions
@@ -216,12 +239,6 @@ public final class RegionIndex {
                 var number = [Int32](repeating: 0, count: given.count)
                 for (new, old) in given.enumerated() { number[Int(old)] = Int32(new) }
                 rects.renumber(number)
-                // Everything moves in place, following each cycle of the permutation
-                // (`PrefetchingPermutation`): no second copy of the tables (64 bytes a region
-                // each), nor of an array the caller handed over.
-                var moved: [Bool] = []
-                PrefetchingPermutation.permute(&regions, source: given, moved: &moved)
-                given.withUnsafeBufferPointer { PrefetchingPermutation.permute(hot, source: $0, moved: &moved) }
                 // Circles' slow lines in the new order too.
                 var slowSource = [Int32](repeating: 0, count: circles)
                 var newSlots = [Int32](repeating: 0, count: given.count)
@@ -236,7 +253,27 @@ public final class RegionIndex {
                         newSlots[new] = slot
                     }
                 }
-                slowSource.withUnsafeBufferPointer { PrefetchingPermutation.permute(slow, source: $0, moved: &moved) }
+                // Everything moves in place, following each cycle of the permutation
+                // (`PrefetchingPermutation`): no second copy of the tables (64 bytes a region
+                // each), nor of an array the caller handed over. The regions on one thread, their
+                // lines on another when there are enough (`SplitWork`).
+                var movedRegions: [Bool] = [], movedLines: [Bool] = []
+                func moveLines() {
+                    given.withUnsafeBufferPointer { PrefetchingPermutation.permute(hot, source: $0, moved: &movedLines) }
+                    slowSource.withUnsafeBufferPointer { PrefetchingPermutation.permute(slow, source: $0, moved: &movedLines) }
+                }
+                regions.withUnsafeMutableBufferPointer { table in
+                    let base = table.baseAddress!
+                    given.withUnsafeBufferPointer { given in
+                        func moveRegions() { PrefetchingPermutation.permute(base, source: given, moved: &movedRegions) }
+                        if SplitWork.worthwhile(given.count) {
+                            SplitWork.run(moveRegions, alongside: moveLines)
+                        } else {
+                            moveRegions()
+                            moveLines()
+                        }
+                    }
+                }
                 slots = newSlots
                 var renumbered: [Int32: GEOSPreparedGeometry] = [:]
                 for (old, g) in preparedPolygons { renumbered[number[Int(old)]] = g }

@@ -173,6 +173,61 @@ struct RegionIndexTests {
             #expect(index.isInside(0, p))
         }
     }
+
+    /// A large index of circles only is built by two threads (`SplitWork`) and reordered along
+    /// the curve with the regions and their lines moved on two threads; one region that is not a
+    /// circle sends the same circles through the one-thread build. Both must put every circle in
+    /// the same place with the same geometry, and answer every point alike.
+    @Test("a large index of circles built by two threads equals the one-thread build")
+    func twoThreadBuildEqualsOneThread() throws {
+        var rng = SplitMix64(seed: 27)
+        let count = 2 * SplitWork.minimumCount + 1  // halves of unequal size
+        var centres: [Coordinate] = []
+        let circles = (0..<count).map { i in
+            // A city's worth of circles, and some anywhere (poles and antimeridian included).
+            let c = i % 10 == 0
+                ? Coordinate(latitude: Double.random(in: -90...90, using: &rng), longitude: Double.random(in: -180...180, using: &rng))
+                : Coordinate(latitude: Double.random(in: 48.1...48.3, using: &rng), longitude: Double.random(in: 16.2...16.6, using: &rng))
+            centres.append(c)
+            return Region(id: "c\(i)", shape: .circle(center: c, radius: Double.random(in: 20...2000, using: &rng)))
+        }
+        let square = [(0.0, 0.0), (0.001, 0.0), (0.001, 0.001), (0.0, 0.001), (0.0, 0.0)].map {
+            Coordinate(latitude: -40 + $0.1, longitude: -100 + $0.0)
+        }
+        let two = try RegionIndex(regions: circles, order: .spatial)
+        let one = try RegionIndex(regions: circles + [Region(id: "square", shape: .polygons([[square]]))], order: .spatial)
+        #expect(two.count == count && one.count == count + 1)
+        var oneNumber: [String: Int] = [:], twoNumber: [String: Int] = [:]
+        for (k, r) in one.regions.enumerated() { oneNumber[r.id] = k }
+        for (k, r) in two.regions.enumerated() { twoNumber[r.id] = k }
+        // Every circle where its id says it came from, with the same geometry as the other build's.
+        for k in 0..<count {
+            let id = two.regions[k].id
+            let given = Int(two.givenPositions?[k] ?? Int32(k))
+            #expect(id == "c\(given)")
+            // The lines the monitor reads: the hot line, and the slow line it points to.
+            let a = two.hot[k], b = one.hot[oneNumber[id]!]
+            #expect(a.x == b.x && a.y == b.y && a.z == b.z && a.radius == b.radius && a.exitRadius == b.exitRadius)
+            #expect(a.chordIn == b.chordIn && a.chordOut == b.chordOut && a.chordExitIn == b.chordExitIn
+                    && a.chordExitOut == b.chordExitOut)
+            let core = two.slow[Int(a.slot)], otherCore = one.slow[Int(b.slot)]
+            #expect(core.center == centres[given] && core.center == otherCore.center
+                    && core.radius == otherCore.radius && core.exitRadius == otherCore.exitRadius)
+            #expect(Int(a.given) == given)
+        }
+        // The same candidates and decisions for points in and around the circles.
+        for k in 0..<2000 {
+            let c = centres[Int.random(in: 0..<count, using: &rng)]
+            let p = Coordinate(latitude: max(-90, min(90, c.latitude + Double.random(in: -0.01...0.01, using: &rng))),
+                               longitude: max(-180, min(180, c.longitude + Double.random(in: -0.01...0.01, using: &rng))))
+            let a = Set(two.candidates(at: p).map { two.regions[Int($0)].id })
+            let b = Set(one.candidates(at: p).map { one.regions[Int($0)].id }).subtracting(["square"])
+            #expect(a == b, "point \(k) at \(p)")
+            for id in a {
+                #expect(two.isInsideExactlyForTesting(twoNumber[id]!, p) == one.isInsideExactlyForTesting(oneNumber[id]!, p))
+            }
+        }
+    }
 }
 
 extension RegionIndex {
