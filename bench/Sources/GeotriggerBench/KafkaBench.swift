@@ -371,7 +371,9 @@ struct KafkaResults: Codable {
 
             Where the time goes: CPU seconds per million records in the same (median) runs, from each \
             member's summary (its consuming thread; librdkafka's threads: the rest of the process) and \
-            the broker process's own clock. Everything shares this machine's \(cores) cores, so \
+            the broker process's own clock, over the members' whole run (group joins, rebalances and \
+            their idle seconds before leaving included: with more members it overstates, and the \
+            ceiling reads low). Everything shares this machine's \(cores) cores, so \
             records/s cannot exceed cores ÷ CPU per record: the ceiling column.
 
             | members | consuming threads | librdkafka's threads | mock broker | in all | ceiling on \(cores) cores |
