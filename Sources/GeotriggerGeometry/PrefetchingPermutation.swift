@@ -18,7 +18,11 @@ enum PrefetchingPermutation {
     /// `moved`: scratch, one flag per entry (reused between tables of one permutation).
     static func permute<T>(_ table: UnsafeMutablePointer<T>, source: UnsafeBufferPointer<Int32>, moved: inout [Bool]) {
         let n = source.count
-        if moved.count != n { moved = [Bool](repeating: false, count: n) } else { moved.withUnsafeMutableBufferPointer { $0.update(repeating: false) } }
+        if moved.count == n {
+            moved.withUnsafeMutableBufferPointer { $0.update(repeating: false) }
+        } else {
+            moved = [Bool](repeating: false, count: n)
+        }
         moved.withUnsafeMutableBufferPointer { moved in
             for start in 0..<n where !moved[start] {
                 moved[start] = true

@@ -162,29 +162,13 @@ public final class RegionIndex {
             }
         }
         var preparedPolygons: [Int32: GEOSPreparedGeometry] = [:]
-        var rects = PackedRTree.Builder(capacity: regions.count)
+        var rects: PackedRTree.Builder
         if SplitWork.worthwhile(regions.count), regions.allSatisfy({ if case .circle = $0.shape { true } else { false } }) {
-            // Only circles: region i's lines go at i, so two threads fill a half each, and their
-            // envelopes, in region order, make the same builder as one thread would.
-            let n = regions.count, half = n / 2
-            var second = PackedRTree.Builder(capacity: n - half)
-            regions.withUnsafeBufferPointer { all in
-                func fill(_ range: Range<Int>, _ boxes: inout PackedRTree.Builder) {
-                    for i in range {
-                        guard case .circle(let center, let radius) = all[i].shape else { continue }
-                        let circle = GeodesicCircle(
-                            center: center, radius: radius, exitRadius: radius + hysteresis.margin(forRadius: radius))
-                        boxes.append(circle, item: i)
-                        (hot + i).initialize(to: circle.hot)
-                        (slow + i).initialize(to: circle.core)
-                    }
-                }
-                SplitWork.run({ fill(0..<half, &rects) }, alongside: { fill(half..<n, &second) })
-            }
-            rects.append(contentsOf: second)
-            slots = Array(0..<Int32(n))
-            circles = n
+            rects = Self.circlesOnTwoThreads(regions, hysteresis: hysteresis, hot: hot, slow: slow)
+            slots = Array(0..<Int32(regions.count))
+            circles = regions.count
         } else {
+            rects = PackedRTree.Builder(capacity: regions.count)
             for (i, region) in regions.enumerated() {
                 switch region.shape {
                 case .circle(let center, let radius):
@@ -305,6 +289,30 @@ public final class RegionIndex {
             })
         }
         complete = true
+    }
+
+    /// The build's first step when every region is a circle, and there are enough of them:
+    /// region i's hot and slow lines go at i, so two threads (`SplitWork`) fill a half each; their
+    /// envelopes, the first half's then the second's, make the builder one thread would.
+    private static func circlesOnTwoThreads(_ regions: [Region], hysteresis: Hysteresis, hot: UnsafeMutablePointer<HotCircle>,
+                                            slow: UnsafeMutablePointer<CircleCore>) -> PackedRTree.Builder {
+        let n = regions.count, half = n / 2
+        var first = PackedRTree.Builder(capacity: n), second = PackedRTree.Builder(capacity: n - half)
+        regions.withUnsafeBufferPointer { all in
+            func fill(_ range: Range<Int>, _ boxes: inout PackedRTree.Builder) {
+                for i in range {
+                    guard case .circle(let center, let radius) = all[i].shape else { continue }
+                    let circle = GeodesicCircle(
+                        center: center, radius: radius, exitRadius: radius + hysteresis.margin(forRadius: radius))
+                    boxes.append(circle, item: i)
+                    (hot + i).initialize(to: circle.hot)
+                    (slow + i).initialize(to: circle.core)
+                }
+            }
+            SplitWork.run({ fill(0..<half, &first) }, alongside: { fill(half..<n, &second) })
+        }
+        first.append(contentsOf: second)
+        return first
     }
 
     deinit {
