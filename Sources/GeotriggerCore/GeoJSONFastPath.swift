@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 // A fast lane through a GeoJSON regions file (issue 27): the common feature, a circle
 //
 //     {"type":"Feature","id":"r1","geometry":{"type":"Point","coordinates":[16.4,48.3]},"properties":{"radius":150}}
@@ -166,6 +172,8 @@ extension GeoJSONRegionReader {
     /// and `readFeature`. Throws for a problem the general reader is to report.
     private func feature(_ p: inout JSONParser, index: Int) throws -> Region {
         let start = p.index
+        if let region = canonicalCircle(&p, index: index) { return region }
+        p.index = start
         if let region = try? circle(&p, index: index) { return region }
         p.index = start
         // At the depth the whole document's parse would be at (collection, features array).
@@ -173,6 +181,49 @@ extension GeoJSONRegionReader {
         defer { p.depth = 0 }
         let value = try p.parseValue()
         return try readFeature(value, index: index)
+    }
+
+    /// The circle feature as writers lay it out, byte for byte (no whitespace, members in this
+    /// order, an id of printable ASCII without escapes):
+    ///
+    ///     {"type":"Feature","id":"ID","geometry":{"type":"Point","coordinates":[LON,LAT]},"properties":{"radius":R}}
+    ///
+    /// The fixed parts are compared whole and the numbers read by the general parser (the same
+    /// grammar and rounding), so a feature taken here reads as `circle` would read it; nil for
+    /// anything else, which `circle` then reads member by member.
+    private func canonicalCircle(_ p: inout JSONParser, index: Int) -> Region? {
+        let bytes = p.bytes
+        @inline(__always) func literal(_ text: StaticString) -> Bool {
+            let n = text.utf8CodeUnitCount
+            guard p.index + n <= bytes.count,
+                  memcmp(bytes.baseAddress! + p.index, text.utf8Start, n) == 0 else { return false }
+            p.index += n
+            return true
+        }
+        @inline(__always) func value() -> Double? {
+            guard p.index < bytes.count else { return nil }
+            let c = bytes[p.index]
+            guard c == UInt8(ascii: "-") || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")),
+                  let x = try? p.parseNumber(), x.isFinite else { return nil }
+            return x
+        }
+        guard literal(#"{"type":"Feature","id":""#) else { return nil }
+        let idStart = p.index
+        while p.index < bytes.count, bytes[p.index] >= 0x20, bytes[p.index] < 0x7F,
+              bytes[p.index] != UInt8(ascii: "\""), bytes[p.index] != UInt8(ascii: "\\") {
+            p.index += 1
+        }
+        let idEnd = p.index
+        guard idEnd > idStart, InputLimits.identifierFits(byteCount: idEnd - idStart),
+              literal(#"","geometry":{"type":"Point","coordinates":["#), let longitude = value(),
+              literal(","), let latitude = value(),
+              literal(#"]},"properties":{"radius":"#), let radius = value(),
+              literal("}}"),
+              coordinateProblem(latitude: latitude, longitude: longitude) == nil, radiusProblem(radius) == nil
+        else { return nil }
+        let id = String(decoding: UnsafeBufferPointer(rebasing: bytes[idStart..<idEnd]), as: UTF8.self)
+        return Region(id: id, shape: .circle(center: Coordinate(latitude: latitude, longitude: longitude), radius: radius),
+                      storedProperties: .radius(radius), featureIndex: index)
     }
 
     /// `{"type":"Feature","id":STRING,"geometry":{"type":"Point","coordinates":[lon,lat]},

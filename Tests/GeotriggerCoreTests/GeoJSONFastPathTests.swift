@@ -48,6 +48,32 @@ struct GeoJSONFastPathTests {
         #expect(!regions.isEmpty)
     }
 
+    /// The layout writers use (`circle` above), taken byte for byte by the lane's first reader:
+    /// its ids and numbers at their edges read as the general reader reads them, and what is not
+    /// that layout (or not valid) goes on to the member-by-member reader or to the error.
+    @Test("the canonical circle layout at its edges: ids", arguments: [
+        // Ids: punctuation and spaces; a DEL byte, an escape, non-ASCII, empty, at and over the limit.
+        #""a b""#, ##""#!$%&'()*+,-./:;<=>?@[]^_`{|}~""##, "\"x\u{7F}y\"", #""a\"b""#, #""Zürich""#, #""""#,
+        "\"" + String(repeating: "i", count: InputLimits.identifierBytes) + "\"",
+        "\"" + String(repeating: "i", count: InputLimits.identifierBytes + 1) + "\"",
+    ])
+    func canonicalIds(id: String) throws {
+        let feature = #"{"type":"Feature","id":\#(id),"geometry":{"type":"Point","coordinates":[16.4,48.2]},"properties":{"radius":150}}"#
+        _ = try Self.agree(#"{"type":"FeatureCollection","features":[\#(Self.circle(0, 1, 2, 3)),\#(feature),\#(Self.circle(2, 4, 5, 6))]}"#)
+    }
+
+    @Test("the canonical circle layout at its edges: numbers and ranges", arguments: [
+        ("-0", "48.2", "150"), ("1e2", "-0.0", "1E-3"), ("0.5e+1", "90", "0.5"), ("-180", "-90.0", "1e7"),
+        ("180", "1.0000000000000002", "123456789012345678901234567890"),
+        ("01", "48", "150"), ("1.", "48", "150"), (".5", "48", "150"), ("+1", "48", "150"), ("1", "NaN", "150"),
+        ("181", "48", "150"), ("16", "91", "150"), ("16", "48", "0"), ("16", "48", "-1"), ("16", "48", "1e999"),
+        ("16", "48", "150,\"x\":1"), ("16 ", "48", "150"), ("16", "48]", "150"),
+    ])
+    func canonicalNumbers(lon: String, lat: String, radius: String) throws {
+        let feature = #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[\#(lon),\#(lat)]},"properties":{"radius":\#(radius)}}"#
+        _ = try Self.agree(#"{"type":"FeatureCollection","features":[\#(Self.circle(0, 1, 2, 3)),\#(feature),\#(Self.circle(2, 4, 5, 6))]}"#)
+    }
+
     @Test("circles as the fast lane reads them, in every member order and spacing, mixed with what it does not read")
     func mixed() throws {
         var rng = SystemRandomNumberGenerator()
