@@ -188,7 +188,7 @@ extension GeoJSONRegionReader {
     ///
     ///     {"type":"Feature","id":"ID","geometry":{"type":"Point","coordinates":[LON,LAT]},"properties":{"radius":R}}
     ///
-    /// The fixed parts are compared whole and the numbers read by the general parser (the same
+    /// The fixed parts are compared whole and the numbers read by `number` (the general parser's
     /// grammar and rounding), so a feature taken here reads as `circle` would read it; nil for
     /// anything else, which `circle` then reads member by member.
     private func canonicalCircle(_ p: inout JSONParser, index: Int) -> Region? {
@@ -200,13 +200,6 @@ extension GeoJSONRegionReader {
             p.index += n
             return true
         }
-        @inline(__always) func value() -> Double? {
-            guard p.index < bytes.count else { return nil }
-            let c = bytes[p.index]
-            guard c == UInt8(ascii: "-") || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")),
-                  let x = try? p.parseNumber(), x.isFinite else { return nil }
-            return x
-        }
         guard literal(#"{"type":"Feature","id":""#) else { return nil }
         let idStart = p.index
         while p.index < bytes.count, bytes[p.index] >= 0x20, bytes[p.index] < 0x7F,
@@ -215,9 +208,9 @@ extension GeoJSONRegionReader {
         }
         let idEnd = p.index
         guard idEnd > idStart, InputLimits.identifierFits(byteCount: idEnd - idStart),
-              literal(#"","geometry":{"type":"Point","coordinates":["#), let longitude = value(),
-              literal(","), let latitude = value(),
-              literal(#"]},"properties":{"radius":"#), let radius = value(),
+              literal(#"","geometry":{"type":"Point","coordinates":["#), let longitude = try? number(&p),
+              literal(","), let latitude = try? number(&p),
+              literal(#"]},"properties":{"radius":"#), let radius = try? number(&p),
               literal("}}"),
               coordinateProblem(latitude: latitude, longitude: longitude) == nil, radiusProblem(radius) == nil
         else { return nil }

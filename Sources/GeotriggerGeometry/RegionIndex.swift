@@ -172,8 +172,7 @@ public final class RegionIndex {
             for (i, region) in regions.enumerated() {
                 switch region.shape {
                 case .circle(let center, let radius):
-                    let circle = GeodesicCircle(
-                        center: center, radius: radius, exitRadius: radius + hysteresis.margin(forRadius: radius))
+                    let circle = Self.circle(center: center, radius: radius, hysteresis: hysteresis)
                     rects.append(circle, item: i)
                     add(circle)
                 case .beacon(let beacon):
@@ -291,6 +290,12 @@ public final class RegionIndex {
         complete = true
     }
 
+    /// A circular region's geometry: exit radius = radius + the hysteresis margin for it.
+    @inline(__always)
+    private static func circle(center: Coordinate, radius: Double, hysteresis: Hysteresis) -> GeodesicCircle {
+        GeodesicCircle(center: center, radius: radius, exitRadius: radius + hysteresis.margin(forRadius: radius))
+    }
+
     /// The build's first step when every region is a circle, and there are enough of them:
     /// region i's hot and slow lines go at i, so two threads (`SplitWork`) fill a half each; their
     /// envelopes, the first half's then the second's, make the builder one thread would.
@@ -302,8 +307,7 @@ public final class RegionIndex {
             func fill(_ range: Range<Int>, _ boxes: inout PackedRTree.Builder) {
                 for i in range {
                     guard case .circle(let center, let radius) = all[i].shape else { continue }
-                    let circle = GeodesicCircle(
-                        center: center, radius: radius, exitRadius: radius + hysteresis.margin(forRadius: radius))
+                    let circle = Self.circle(center: center, radius: radius, hysteresis: hysteresis)
                     boxes.append(circle, item: i)
                     (hot + i).initialize(to: circle.hot)
                     (slow + i).initialize(to: circle.core)
@@ -341,8 +345,7 @@ public final class RegionIndex {
         var prepared: GEOSPreparedGeometry?
         switch region.shape {
         case .circle(let center, let radius):
-            let circle = GeodesicCircle(center: center, radius: radius,
-                                        exitRadius: radius + hysteresis.margin(forRadius: radius))
+            let circle = Self.circle(center: center, radius: radius, hysteresis: hysteresis)
             boxes.append(circle, item: Int(r))
             entry = circle.hot
             core = circle.core
