@@ -43,7 +43,9 @@ struct RegionIDSlots {
 
     /// The region named `id` among those inserted, or nil.
     func find(_ id: String, in regions: [Region]) -> Int32? {
-        probe(id, Self.hash(id), regions).region
+        // No slots before the first region (a run that starts from no regions).
+        guard !slots.isEmpty else { return nil }
+        return probe(id, Self.hash(id), regions).region
     }
 
     /// The slot holding the region named `id`, or the empty slot where it would go.

@@ -28,6 +28,8 @@ final class LineFraming {
     private(set) var scratch: UnsafeMutablePointer<UInt8>
     private var scratchCapacity = 4096
     private let defaultDevice: UnsafeMutableRawBufferPointer?
+    /// Where `decode(_:maxLength:_:)` keeps a record it was lent, so the parsers find slack past it.
+    private var held = PaddedCopy()
 
     init(fd: Int32, ownsDescriptor: Bool, defaultDevice: String?, bufferSize: Int, maxLineLength: Int) {
         self.reader = LineReader(fd: fd, ownsDescriptor: ownsDescriptor, bufferSize: bufferSize, maxLineLength: maxLineLength)
@@ -103,20 +105,22 @@ final class LineFraming {
 
     /// One record held in memory (a Kafka message's payload), parsed as `next` parses a line and
     /// counted as the next line; a trailing newline (or CR LF) is not part of it. `.end` when it
-    /// is blank (counted in `blankLines`, as a blank line is).
+    /// is blank (counted in `blankLines`, as a blank line is). The record's bytes are copied
+    /// first (`PaddedCopy`): the caller's buffer may end at its last byte, and `line` and the
+    /// reading's bytes then stay valid until the next call, whatever becomes of the caller's.
     @inline(__always)
-    func decode(_ record: UnsafeRawBufferPointer, maxLength: Int,
+    func decode(_ lent: UnsafeRawBufferPointer, maxLength: Int,
                 _ parse: (_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Outcome) -> DecodeStep {
         lineNumber += 1
-        var n = record.count
-        if n > 0 && record[n - 1] == 0x0A { n -= 1 }
-        if n > 0 && record[n - 1] == 0x0D { n -= 1 }
-        let l = UnsafeRawBufferPointer(rebasing: record[0..<n])
-        line = l
+        var n = lent.count
+        if n > 0 && lent[n - 1] == 0x0A { n -= 1 }
+        if n > 0 && lent[n - 1] == 0x0D { n -= 1 }
         if n > maxLength {
-            line = UnsafeRawBufferPointer(rebasing: record[0..<maxLength])
+            line = held.hold(UnsafeRawBufferPointer(rebasing: lent[0..<maxLength]))
             return .rejected(.lineTooLong)
         }
+        let l = held.hold(UnsafeRawBufferPointer(rebasing: lent[0..<n]))
+        line = l
         guard n > 0 else {
             blankLines += 1
             return .end

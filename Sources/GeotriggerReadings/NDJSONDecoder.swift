@@ -56,8 +56,9 @@ public final class NDJSONDecoder: ReadingDecoder {
 
     /// Decodes one record held in memory (a trailing newline allowed), which counts as the next
     /// line: `.reading` (then `current`), `.rejected` (then `rejectedLine`), or `.end` for a blank
-    /// record (counted in `blankLines`). Nothing is allocated; `current` stays valid until the
-    /// next call and while `record`'s bytes do.
+    /// record (counted in `blankLines`). The bytes are copied to a buffer of the decoder's
+    /// (the caller's may end at the record's last byte), so `current` and `rejectedLine` stay
+    /// valid until the next call; nothing is allocated once the longest record so far fits.
     public func decode(record: UnsafeRawBufferPointer) -> DecodeStep {
         framing.decode(record, maxLength: maxRecordLength) { p, n in
             switch parse(p, n) {

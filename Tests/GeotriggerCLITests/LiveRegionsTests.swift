@@ -110,6 +110,30 @@ struct LiveRegionsTests {
         #expect(!state.contains(#"{"region":"a","enteredAt""#), "\(state)")
     }
 
+    @Test("a run that starts with no regions takes its first regions from the stream (it crashed on the first addRegion)")
+    func firstRegionsFromTheStream() throws {
+        let dir = try Self.write([
+            "none.geojson": #"{"type":"FeatureCollection","features":[]}"#,
+            "in.ndjson": """
+                {"t":1000,"device":"d1","lat":48.0,"lon":16.0}
+                {"t":1001,"op":"removeRegion","id":"a"}
+                {"t":1002,"op":"addRegion","region":\(Self.circle("a", lon: 16.0, lat: 48.0, radius: 100))}
+                {"t":1003,"device":"d1","lat":48.0,"lon":16.0}
+                {"t":1004,"device":"d1","lat":48.01,"lon":16.0}
+
+                """,
+        ])
+        let p = { (name: String) in dir.appendingPathComponent(name).path }
+        for jobs in ["1", "2"] {
+            let r = try CLI.run(["replay", "--regions", p("none.geojson"), "--jobs", jobs, p("in.ndjson")])
+            #expect(r.status == 0, "--jobs \(jobs): \(r.stderr)")
+            // Removing an id nobody added changes nothing; the added circle is entered and left.
+            #expect(r.lines.map { $0.contains(#""event":"enter""#) ? "enter" : $0.contains(#""event":"exit""#) ? "exit" : $0 }
+                        == ["enter", "exit"], "--jobs \(jobs): \(r.stdout)")
+            #expect(r.stdout.contains(Self.time(1003)) && r.stdout.contains(Self.time(1004)))
+        }
+    }
+
     @Test("bad region records are rejected like any bad record: counted, reported, in --rejects, --strict stops")
     func badRecords() throws {
         let long = String(repeating: "x", count: 257)
