@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 // Data flows one way: readings -> monitoring (asks the geometry index) -> events -> scheduling -> output.
@@ -79,6 +80,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The invariant each decoder of outside bytes keeps on any input (`scripts/fuzz --list`):
+        // run by the fuzzer (`geotrigger-fuzz`) and, over the seed corpora and every input a
+        // campaign found, by GeotriggerFuzzingTests.
+        .target(
+            name: "GeotriggerFuzzing",
+            dependencies: ["Geotrigger", "GeotriggerCore", "GeotriggerReadings", "GeotriggerScheduling"],
+            path: "Fuzz/Sources/GeotriggerFuzzing"
+        ),
+        .testTarget(name: "GeotriggerFuzzingTests", dependencies: ["GeotriggerFuzzing"], path: "Fuzz/Tests"),
         .testTarget(name: "GeotriggerCoreTests", dependencies: ["GeotriggerCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GeotriggerReadingsTests", dependencies: ["GeotriggerReadings"]),
         .testTarget(name: "GeotriggerGeometryTests", dependencies: ["GeotriggerGeometry"], resources: [.copy("Fixtures")]),
@@ -89,3 +99,12 @@ let package = Package(
         .testTarget(name: "GeotriggerCLITests", dependencies: ["Geotrigger", "GeotriggerScenarios"], resources: [.copy("Fixtures")]),
     ]
 )
+
+// libFuzzer's driver, built only by `scripts/fuzz` (GEOTRIGGER_FUZZ=1, with `--sanitize fuzzer`):
+// libFuzzer supplies `main`, so the target cannot link in an ordinary build.
+if ProcessInfo.processInfo.environment["GEOTRIGGER_FUZZ"] != nil {
+    package.products.append(.executable(name: "geotrigger-fuzz", targets: ["GeotriggerFuzz"]))
+    package.targets.append(
+        .executableTarget(name: "GeotriggerFuzz", dependencies: ["GeotriggerFuzzing"], path: "Fuzz/Sources/GeotriggerFuzz")
+    )
+}

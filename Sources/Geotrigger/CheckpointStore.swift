@@ -20,7 +20,7 @@ import Darwin
 ///
 /// A file that is torn, truncated or altered fails its length or hash, and the newest snapshot
 /// that passes is taken instead.
-struct CheckpointStore {
+package struct CheckpointStore {
     let directory: String
     static let magic = Array("GTCHKPT\n".utf8)
     static let version: UInt32 = 2
@@ -28,7 +28,7 @@ struct CheckpointStore {
     static let suffix = ".gtc"
 
     /// Creates the folder if needed.
-    init(directory: String) throws(IOFailure) {
+    package init(directory: String) throws(IOFailure) {
         self.directory = directory
         if mkdir(directory, 0o755) != 0 && errno != EEXIST {
             throw IOFailure("cannot create \(directory): \(String(cString: strerror(errno)))")
@@ -39,7 +39,7 @@ struct CheckpointStore {
         }
     }
 
-    func path(of sequence: Int) -> String {
+    package func path(of sequence: Int) -> String {
         let digits = String(sequence)
         return "\(directory)/\(Self.prefix)\(String(repeating: "0", count: max(0, 12 - digits.count)))\(digits)\(Self.suffix)"
     }
@@ -61,7 +61,7 @@ struct CheckpointStore {
     }
 
     /// Writes snapshot `sequence` atomically, then removes those older than the one before it.
-    func write(sequence: Int, body: [UInt8]) throws(IOFailure) {
+    package func write(sequence: Int, body: [UInt8]) throws(IOFailure) {
         var header = SnapshotWriter()
         header.u32(Self.version)
         header.u64(UInt64(body.count))
@@ -124,7 +124,7 @@ struct CheckpointStore {
     }
 
     /// A snapshot file's body, checked.
-    static func read(path: String) -> Result<[UInt8], SnapshotError> {
+    package static func read(path: String) -> Result<[UInt8], SnapshotError> {
         guard let bytes = try? RegionFile.readFile(path: path) else { return .failure(SnapshotError("cannot be read")) }
         let header = magic.count + 12
         guard bytes.count >= header + 8, Array(bytes[0..<magic.count]) == magic else {

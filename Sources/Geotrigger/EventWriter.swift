@@ -255,14 +255,14 @@ public final class EventWriter: RegionEventTableReader {
 /// takes the general path). One line of a contiguous table per string, so an event's id costs
 /// at most one miss, which the monitor's prefetch overlaps. Owns its buffer, written only while it
 /// is made: jobs on other threads share one.
-final class IDSlots: @unchecked Sendable {
+package final class IDSlots: @unchecked Sendable {
     static let stride = 16
     let slots: UnsafeMutablePointer<UInt8>
     /// Slots allocated (every one of them zeroed or written).
     let capacity: Int
 
     /// The regions' ids: a part of loading the regions, made with the index.
-    convenience init(regions: [Region]) { self.init(regions.lazy.map(\.id)) }
+    package convenience init(regions: [Region]) { self.init(regions.lazy.map(\.id)) }
 
     init<S: Collection>(_ strings: S) where S.Element == String {
         let n = max(1, strings.count)

@@ -9,19 +9,19 @@ import Darwin
 /// What a checkpoint says about the run it belongs to, checked before a resume: the regions and
 /// requests files by content, the options that decide the output, and each input by name and by
 /// the content of the part already read.
-struct RunIdentity: Equatable {
+package struct RunIdentity: Equatable {
     var regionsHash: UInt64
     var requestsHash: UInt64
     /// (option, value), in a fixed order.
     var options: [(String, String)]
-    var inputs: [String]
+    package var inputs: [String]
 
-    static func == (a: RunIdentity, b: RunIdentity) -> Bool {
+    package static func == (a: RunIdentity, b: RunIdentity) -> Bool {
         a.regionsHash == b.regionsHash && a.requestsHash == b.requestsHash && a.inputs == b.inputs
             && a.options.map(\.0) == b.options.map(\.0) && a.options.map(\.1) == b.options.map(\.1)
     }
 
-    init(configuration c: ReplayConfiguration, inputs: [String]) throws {
+    package init(configuration c: ReplayConfiguration, inputs: [String]) throws {
         regionsHash = try Self.hash(file: c.regionsPath)
         requestsHash = try c.requestsPath.map { try Self.hash(file: $0) } ?? 0
         self.inputs = inputs
@@ -48,7 +48,7 @@ struct RunIdentity: Equatable {
         ]
     }
 
-    init(from r: inout SnapshotReader) throws(SnapshotError) {
+    package init(from r: inout SnapshotReader) throws(SnapshotError) {
         try r.expect("identity")
         regionsHash = try r.u64()
         requestsHash = try r.u64()
@@ -101,7 +101,7 @@ struct CheckpointedInput {
 /// Takes the checkpoints of one run: when they are due, what they hold, and the prefix hashes of
 /// the inputs, continued from one checkpoint to the next (each input's new bytes read once more
 /// with `pread`, from the page cache as a rule).
-final class Checkpointer {
+package final class Checkpointer {
     let store: CheckpointStore
     let every: Int
     let identity: RunIdentity
@@ -111,7 +111,7 @@ final class Checkpointer {
     private(set) var nextAt: Int
     var inputs: [CheckpointedInput]
 
-    init(directory: String, every: Int, identity: RunIdentity, paths: [String]) throws {
+    package init(directory: String, every: Int, identity: RunIdentity, paths: [String]) throws {
         do {
             store = try CheckpointStore(directory: directory)
         } catch {
@@ -125,7 +125,7 @@ final class Checkpointer {
     }
 
     /// What a resumed run starts from.
-    struct Resumed {
+    package struct Resumed {
         var records: Int
         var inputs: [CheckpointedInput]
         var outputLength: Int
@@ -135,13 +135,13 @@ final class Checkpointer {
         var eventCounts: [Int]
         var deliveryCounts: [Int]
         /// Where the engine's own state begins in `body`.
-        var body: [UInt8]
-        var engineOffset: Int
+        package var body: [UInt8]
+        package var engineOffset: Int
     }
 
     /// The newest whole checkpoint of this run, nil if there is none; throws `ReplayError.checkpoint`
     /// when it belongs to another run. `note` hears about snapshots passed over.
-    func resumable(note: (String) -> Void) throws -> Resumed? {
+    package func resumable(note: (String) -> Void) throws -> Resumed? {
         guard let newest = store.newest() else { return nil }
         for s in newest.skipped { note("geotrigger: checkpoint \(s); taking the one before it\n") }
         guard newest.sequence >= 0 else {
@@ -155,24 +155,24 @@ final class Checkpointer {
                                              + "use another --checkpoint folder, or remove this one to start again")
             }
             try r.expect("progress")
-            let records = Int(try r.varint())
+            let records = try r.natural()
             let inputs = try r.list { r throws(SnapshotError) in
-                CheckpointedInput(position: InputPosition(offset: Int(try r.varint()), line: Int(try r.varint())),
+                CheckpointedInput(position: InputPosition(offset: try r.natural(), line: try r.natural()),
                                   hash: ContentHash(state: try r.u64(), tail: try r.u64(), length: try r.u64()),
                                   hashed: try r.bool())
             }
-            let outputLength = Int(try r.varint()), rejectsLength = Int(try r.varint()), reported = Int(try r.varint())
+            let outputLength = try r.natural(), rejectsLength = try r.natural(), reported = try r.natural()
             var tally = ReplayStatistics()
-            tally.fixes = Int(try r.varint())
-            tally.ignoredForAccuracy = Int(try r.varint())
-            tally.sightings = Int(try r.varint())
-            tally.sightingsUnmatched = Int(try r.varint())
-            tally.controls = Int(try r.varint())
-            let rejected = try r.list { r throws(SnapshotError) in Int(try r.varint()) }
+            tally.fixes = try r.natural()
+            tally.ignoredForAccuracy = try r.natural()
+            tally.sightings = try r.natural()
+            tally.sightingsUnmatched = try r.natural()
+            tally.controls = try r.natural()
+            let rejected = try r.list { r throws(SnapshotError) in try r.natural() }
             guard rejected.count == tally.rejected.count else { throw SnapshotError("rejection reasons differ") }
             tally.rejected = rejected
-            let events = try r.list { r throws(SnapshotError) in Int(try r.varint()) }
-            let deliveries = try r.list { r throws(SnapshotError) in Int(try r.varint()) }
+            let events = try r.list { r throws(SnapshotError) in try r.natural() }
+            let deliveries = try r.list { r throws(SnapshotError) in try r.natural() }
             guard inputs.count == paths.count else { throw SnapshotError("inputs differ") }
             sequence = newest.sequence
             nextAt = records + every

@@ -214,8 +214,8 @@ final class ReplayJob {
         var r = SnapshotReader(bytes)
         try r.expect("job")
         globalOf = try r.list { r throws(SnapshotError) in Int32(truncatingIfNeeded: try r.varint()) }
-        let counts = try r.list { r throws(SnapshotError) in Int(try r.varint()) }
-        let deliveries = try r.list { r throws(SnapshotError) in Int(try r.varint()) }
+        let counts = try r.list { r throws(SnapshotError) in try r.natural() }
+        let deliveries = try r.list { r throws(SnapshotError) in try r.natural() }
         writer.restoreCounts(events: counts, deliveries: deliveries)
         try engine.restoreSnapshot(from: &r)
         guard engine.devices.count == globalOf.count else { throw SnapshotError("job devices differ") }

@@ -377,7 +377,7 @@ private final class JobReader {
             last.append(try r.f64())
         }
         clock = try r.f64()
-        seq = Int(try r.varint())
+        seq = try r.natural()
         var free: [Int32] = []
         var nextRank = UInt64(n)
         if expires {

@@ -17,12 +17,12 @@ import Darwin
 // order in which a broken file reports them, are the general reader's.
 
 /// The fast lane declined the file: it is read by the general reader instead.
-struct GeoJSONDeclined: Error {}
+package struct GeoJSONDeclined: Error {}
 
 extension GeoJSONRegionReader {
     /// The regions of a FeatureCollection, or `GeoJSONDeclined` when the file is not one the fast
     /// lane reads (the general reader then reads it and reports what is wrong, if anything).
-    func readFast(_ bytes: [UInt8]) throws(GeoJSONDeclined) -> [Region] {
+    package func readFast(_ bytes: [UInt8]) throws(GeoJSONDeclined) -> [Region] {
         let result: Result<[Region], GeoJSONDeclined> = bytes.withUnsafeBufferPointer { buffer in
             var parser = JSONParser(buffer, maxDepth: JSONValue.defaultMaxDepth)
             do throws(GeoJSONDeclined) {
@@ -59,6 +59,10 @@ extension GeoJSONRegionReader {
             half.thread = JobThread { half.run() }
             tail = half
         }
+        // Joined on every way out, a throw from the first half's features included: the other
+        // thread reads the caller's bytes, which are not ours to hold once this returns, and a
+        // thread never joined is never released (ThreadSanitizer: "thread leak").
+        defer { tail?.thread?.join() }
         var reachedStop: Bool
         (head, reachedStop) = try features(&p, until: stop, atArrayStart: true, roomFor: bytes.count - p.index)
         if let tail {

@@ -1,6 +1,8 @@
 /// Turns a GeoJSON FeatureCollection into regions, validating every feature.
-struct GeoJSONRegionReader {
+package struct GeoJSONRegionReader {
     let file: String
+
+    package init(file: String) { self.file = file }
 
     func read(_ bytes: [UInt8]) throws(RegionFileError) -> [Region] {
         // The fast lane first (GeoJSONFastPath.swift); whatever it declines is read here.
@@ -10,7 +12,7 @@ struct GeoJSONRegionReader {
 
     /// The whole document parsed, then every feature read: the reference the fast lane must
     /// agree with, and where every error of a regions file is reported.
-    func readGeneral(_ bytes: [UInt8]) throws(RegionFileError) -> [Region] {
+    package func readGeneral(_ bytes: [UInt8]) throws(RegionFileError) -> [Region] {
         let document: JSONValue
         do {
             document = try JSONValue.parse(bytes)

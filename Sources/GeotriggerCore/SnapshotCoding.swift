@@ -151,6 +151,14 @@ public struct SnapshotReader {
         return Int(v)
     }
 
+    /// A varint that is an `Int` (a position, a count of records): a larger one is refused, not
+    /// trapped on.
+    public mutating func natural() throws(SnapshotError) -> Int {
+        let v = try varint()
+        guard v <= UInt64(Int.max) else { throw SnapshotError("number \(v) out of range at byte \(offset)") }
+        return Int(v)
+    }
+
     public mutating func zigzag() throws(SnapshotError) -> Int64 {
         let v = try varint()
         return Int64(bitPattern: v >> 1) ^ -Int64(bitPattern: v & 1)

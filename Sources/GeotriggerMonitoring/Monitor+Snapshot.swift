@@ -69,8 +69,12 @@ extension Monitor {
             let visits = try r.count()
             var key: UInt64 = 0
             for _ in 0..<visits {
-                key += try r.varint()
-                guard key <= UInt64(UInt32.max), VisitList.region(ofKey: UInt32(key)) < regions else {
+                let step = try r.varint()
+                guard step <= UInt64(UInt32.max) - key else {
+                    throw SnapshotError("snapshot names a region the index does not have")
+                }
+                key += step
+                guard VisitList.region(ofKey: UInt32(key)) < regions else {
                     throw SnapshotError("snapshot names a region the index does not have")
                 }
                 let enteredAt = try Self.readTime(before: states[slot].last, from: &r)
@@ -78,7 +82,12 @@ extension Monitor {
             }
         }
         try timers.restoreSnapshot(from: &r) { r throws(SnapshotError) in
-            Timer(device: Int32(truncatingIfNeeded: try r.varint()), region: Int32(truncatingIfNeeded: try r.varint()))
+            // Fired, a timer indexes its device's state and its region's flags.
+            let device = try r.varint(), region = try r.varint()
+            guard device < UInt64(n), region < UInt64(regions) else {
+                throw SnapshotError("snapshot has a dwell timer of device \(device) in region \(region)")
+            }
+            return Timer(device: Int32(device), region: Int32(region))
         }
     }
 }

@@ -34,11 +34,13 @@ public final class CSVDecoder: ReadingDecoder {
     public var ioError: String? { framing.ioError }
     public var position: InputPosition { InputPosition(offset: framing.consumed, line: framing.lineNumber) }
 
-    /// Reads the header again, then skips to `position`.
+    /// Reads the header again, if it comes before `position` (an over-long first line is
+    /// rejected before it), then skips to `position`.
     public func resume(at position: InputPosition) -> Bool {
         guard position.offset > 0 else { return true }
-        guard let header = framing.nextNonBlankLine() else { return false }
-        readHeader(header.baseAddress!.assumingMemoryBound(to: UInt8.self), header.count)
+        if let header = framing.nextNonBlankLine(before: position.offset) {
+            readHeader(header.baseAddress!.assumingMemoryBound(to: UInt8.self), header.count)
+        }
         return framing.skip(to: position.offset, lines: position.line)
     }
 

@@ -29,7 +29,7 @@ final class LineFraming {
     private var scratchCapacity = 4096
     private let defaultDevice: UnsafeMutableRawBufferPointer?
     /// Where `decode(_:maxLength:_:)` keeps a record it was lent, so the parsers find slack past it.
-    private var held = PaddedCopy()
+    @exclusivity(unchecked) private var held = PaddedCopy()
 
     init(fd: Int32, ownsDescriptor: Bool, defaultDevice: String?, bufferSize: Int, maxLineLength: Int) {
         self.reader = LineReader(fd: fd, ownsDescriptor: ownsDescriptor, bufferSize: bufferSize, maxLineLength: maxLineLength)
@@ -53,17 +53,20 @@ final class LineFraming {
         return true
     }
 
-    /// The next non-blank line as it is (no parsing, no record): the CSV header of a resumed run.
-    func nextNonBlankLine() -> UnsafeRawBufferPointer? {
-        while true {
+    /// The next non-blank line as it is (no parsing, no record) that begins before `offset`: the
+    /// CSV header of a run resumed at `offset`, nil if it comes later (or never). An over-long
+    /// line is passed over, as `next` rejects it before any parser sees it.
+    func nextNonBlankLine(before offset: Int) -> UnsafeRawBufferPointer? {
+        while reader.consumed < offset {
             switch reader.next() {
             case .end: return nil
-            case .tooLong(let prefix): return prefix
+            case .tooLong: continue
             case .line(let l):
                 lineNumber = reader.lineNumber
                 if l.contains(where: { $0 != 0x20 && $0 != 0x09 }) { return l }
             }
         }
+        return nil
     }
     var ioError: String? { reader.ioError }
 

@@ -11,6 +11,7 @@ struct PaddedCopy: ~Copyable {
     private var capacity: Int
 
     init(capacity: Int = 4096) {
+        precondition(LineReader.slack == 16, "hold(_:) zeroes the slack as two words")
         self.capacity = capacity
         base = .allocate(capacity: capacity + LineReader.slack)
         base.initialize(repeating: 0, count: capacity + LineReader.slack)
@@ -27,8 +28,9 @@ struct PaddedCopy: ~Copyable {
             UnsafeMutableRawPointer(base).copyMemory(from: source, byteCount: n)
         }
         // Zeros after the copy, not an earlier record's bytes: nothing past the end may look like
-        // the rest of a line.
-        (base + n).update(repeating: 0, count: LineReader.slack)
+        // the rest of a line. (`slack` is 16: two words.)
+        UnsafeMutableRawPointer(base + n).storeBytes(of: 0 as UInt64, as: UInt64.self)
+        UnsafeMutableRawPointer(base + n + 8).storeBytes(of: 0 as UInt64, as: UInt64.self)
         return UnsafeRawBufferPointer(start: base, count: n)
     }
 

@@ -42,7 +42,8 @@ public struct NotificationContent: Hashable, Sendable {
     public init(json: JSONValue) throws(RequestError) {
         guard case .object(let fields) = json else { throw RequestError("content must be an object") }
         self.init()
-        for (key, value) in fields {
+        // In key order: the same bad content is refused for the same reason every time.
+        for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
             if value == .null { continue }
             switch key {
             case "title": title = try string(value, key)

@@ -65,7 +65,8 @@ public enum NotificationTrigger: Hashable, Sendable {
                 throw RequestError("calendar trigger needs components (an object)")
             }
             var components = CalendarComponents()
-            for (key, value) in c {
+            // In key order: the same bad components are refused for the same reason every time.
+            for (key, value) in c.sorted(by: { $0.key < $1.key }) {
                 guard let x = value.doubleValue, x == x.rounded(), abs(x) < 1e6 else {
                     throw RequestError("calendar component \(key) must be a whole number")
                 }
@@ -104,6 +105,26 @@ public enum NotificationTrigger: Hashable, Sendable {
 }
 
 extension NotificationTrigger {
+    /// Why `init(json:)` would refuse this trigger (the checks that decide what its timers do), or
+    /// nil: a trigger read back from a snapshot is held to them too (a repeating interval of 0 s
+    /// would fire forever at one instant). The time zone is `Scheduler.makeStored`'s to check.
+    var problem: String? {
+        switch self {
+        case .location(let region, let entry, let exit, _):
+            if region.isEmpty { return "location trigger needs a region id" }
+            if !entry && !exit { return "location trigger notifies on neither entry nor exit" }
+        case .timeInterval(let seconds, let repeats):
+            if !seconds.isFinite { return "timeInterval trigger needs seconds (a number)" }
+            if seconds <= 0 { return "time interval must be greater than 0" }
+            if repeats && seconds < 60 { return "time interval must be at least 60 seconds when repeating" }
+        case .calendar(let components, _, _):
+            return ZonedCalendar.validate(components)
+        case .push:
+            break
+        }
+        return nil
+    }
+
     /// The trigger as JSON, in the form the requests file uses.
     public var json: JSONValue {
         switch self {

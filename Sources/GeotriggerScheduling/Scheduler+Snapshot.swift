@@ -60,6 +60,9 @@ extension Scheduler {
             let request = try r.request()
             let key = try r.i32()
             let hasCalendar = try r.bool()
+            if let why = request.trigger.problem {
+                throw SnapshotError("snapshot's request \"\(request.id)\" is not one a requests file or record can add: \(why)")
+            }
             let s: Stored
             do { s = try makeStored(request) } catch {
                 throw SnapshotError("snapshot's request \"\(request.id)\" cannot be stored here: \(error)")
@@ -125,7 +128,7 @@ extension Scheduler {
 // MARK: Requests in binary
 
 extension SnapshotWriter {
-    mutating func request(_ q: NotificationRequest) {
+    package mutating func request(_ q: NotificationRequest) {
         tag("request")
         string(q.id)
         content(q.content)
@@ -133,7 +136,7 @@ extension SnapshotWriter {
         optional(q.devices) { w, names in w.list(names) { w, name in w.string(name) } }
     }
 
-    mutating func content(_ c: NotificationContent) {
+    package mutating func content(_ c: NotificationContent) {
         for s in [c.title, c.subtitle, c.body, c.sound, c.categoryIdentifier, c.threadIdentifier] {
             optional(s) { w, s in w.string(s) }
         }
@@ -193,7 +196,7 @@ extension SnapshotWriter {
 }
 
 extension SnapshotReader {
-    mutating func request() throws(SnapshotError) -> NotificationRequest {
+    package mutating func request() throws(SnapshotError) -> NotificationRequest {
         try expect("request")
         let id = try string()
         let content = try content()
@@ -202,7 +205,7 @@ extension SnapshotReader {
         return NotificationRequest(id: id, content: content, trigger: trigger, devices: devices)
     }
 
-    mutating func content() throws(SnapshotError) -> NotificationContent {
+    package mutating func content() throws(SnapshotError) -> NotificationContent {
         func text(_ r: inout SnapshotReader) throws(SnapshotError) -> String? {
             try r.optional { r throws(SnapshotError) in try r.string() }
         }

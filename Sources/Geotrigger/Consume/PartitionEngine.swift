@@ -12,16 +12,16 @@ import GeotriggerScheduling
 ///
 /// A partition's state is nothing but this engine and a few counters, so it moves between
 /// processes as a snapshot (`snapshot()`, `restore`), taken between records.
-final class PartitionEngine {
+package final class PartitionEngine {
     let partition: Int32
-    let engine: Engine
+    package let engine: Engine
     let applier: ReadingApplier
     let writer: EventWriter
     /// The events of the records applied since they were last handed on, formatted, one per line.
     private let formatted = OutputFile(memory: ())
 
     /// The offset of the next record to read: every record before it has been applied.
-    @exclusivity(unchecked) var nextOffset: Int64 = 0
+    @exclusivity(unchecked) package var nextOffset: Int64 = 0
     /// Records applied (or rejected) since the last snapshot.
     @exclusivity(unchecked) var sinceSnapshot = 0
     /// Whether the batch being read has a record of this partition (its events are produced
@@ -51,7 +51,7 @@ final class PartitionEngine {
     @exclusivity(unchecked) private(set) var tags: [Tag] = []
     @exclusivity(unchecked) private var keys: [UInt8] = []
 
-    init(partition: Int32, index: RegionIndex, ids: IDSlots, requests: [NotificationRequest],
+    package init(partition: Int32, index: RegionIndex, ids: IDSlots, requests: [NotificationRequest],
          configuration c: ReplayConfiguration) throws {
         self.partition = partition
         engine = try Engine(index: index, options: c.monitor, beaconOptions: c.beacons, requests: requests)
@@ -70,7 +70,7 @@ final class PartitionEngine {
     /// Applies the record at `offset` (decoded into `r`); the reason (and what was wrong) when
     /// it is rejected. Its events wait in `formatted` until `takeEvents`.
     @inline(__always)
-    func apply(_ r: Reading, offset: Int64) -> (RejectReason, String?)? {
+    package func apply(_ r: Reading, offset: Int64) -> (RejectReason, String?)? {
         currentOffset = offset
         sinceSnapshot += 1
         changed = true
@@ -99,7 +99,7 @@ final class PartitionEngine {
     }
 
     /// A record that could not be decoded: it counts as read (its offset is passed).
-    func skip(offset: Int64) {
+    package func skip(offset: Int64) {
         applier.flush()
         currentOffset = offset
         sinceSnapshot += 1
@@ -113,7 +113,7 @@ final class PartitionEngine {
 
     /// `--until` at the end of a batch job: the clock moves to `t` and due timers fire; their
     /// events belong to the last record read, after its own.
-    func advance(to t: Double) {
+    package func advance(to t: Double) {
         applier.flush()
         guard t > engine.clock || engine.clock.isNaN else { return }
         currentOffset = max(lastTag.offset, nextOffset - 1)
@@ -135,7 +135,7 @@ final class PartitionEngine {
     /// Hands the events made since the last call to `body`, then forgets them: each event's JSON
     /// with `"id"` first, laid end to end in `values` (scratch space, reused), its key (the
     /// device) in `keys`, and where each lies.
-    func takeEvents(_ values: inout [UInt8], _ entries: inout [KafkaProducer.BatchEntry],
+    package func takeEvents(_ values: inout [UInt8], _ entries: inout [KafkaProducer.BatchEntry],
                     _ body: (_ keys: UnsafeRawBufferPointer, _ values: UnsafeRawBufferPointer,
                              _ entries: [KafkaProducer.BatchEntry]) throws -> Void) rethrows {
         applier.flush()
@@ -169,7 +169,7 @@ final class PartitionEngine {
 
     /// The partition's state between records: where it stands in its input, the id of its last
     /// event, and its engine (SPEC §8: the snapshot written to `GROUP-state`).
-    func snapshot(identity: RunIdentity, topic: String) -> [UInt8] {
+    package func snapshot(identity: RunIdentity, topic: String) -> [UInt8] {
         applier.flush()
         var w = SnapshotWriter(reservingCapacity: 1 << 16)
         w.tag("geotrigger-partition")
@@ -189,11 +189,11 @@ final class PartitionEngine {
 
     /// Whether live region records have changed this partition's regions: its index is then its
     /// own (`Consume` shares one index between the partitions that have none).
-    var hasRegionChanges: Bool { !engine.regionChanges.isEmpty }
+    package var hasRegionChanges: Bool { !engine.regionChanges.isEmpty }
 
     /// Whether a snapshot's engine had region changes (so it must be restored into an engine with
     /// an index of its own); nil if the bytes are not a partition snapshot.
-    static func hasRegionChanges(snapshot bytes: [UInt8]) -> Bool? {
+    package static func hasRegionChanges(snapshot bytes: [UInt8]) -> Bool? {
         var r = SnapshotReader(bytes)
         guard (try? r.expect("geotrigger-partition")) != nil, (try? r.u32()) == snapshotVersion else { return nil }
         return try? r.bool()
@@ -201,7 +201,7 @@ final class PartitionEngine {
 
     /// Restores `snapshot()`'s state into this new partition engine (built from the same
     /// regions, requests and options: `identity` says which, and a snapshot of others is refused).
-    func restore(_ bytes: [UInt8], identity: RunIdentity, topic: String) throws(ConsumeError) {
+    package func restore(_ bytes: [UInt8], identity: RunIdentity, topic: String) throws(ConsumeError) {
         var r = SnapshotReader(bytes)
         do {
             try r.expect("geotrigger-partition")
@@ -209,7 +209,7 @@ final class PartitionEngine {
             guard version == Self.snapshotVersion else {
                 throw ConsumeError.snapshot("\(topic)[\(partition)]: snapshot format \(version), not \(Self.snapshotVersion)")
             }
-            _ = try r.bool()
+            let flagged = try r.bool()
             let theirs = try RunIdentity(from: &r)
             if let difference = identity.difference(from: theirs) {
                 throw ConsumeError.snapshot("\(topic)[\(partition)]: its snapshot was taken by another configuration: \(difference)")
@@ -221,6 +221,14 @@ final class PartitionEngine {
             }
             nextOffset = try r.zigzag()
             lastTag = (try r.zigzag(), try r.i32())
+            // The header's flag chose the index this engine was built on (`Consume.take`): an
+            // engine whose region changes it hides would apply them to the index every partition
+            // shares. Checked before they are applied (the engine's state begins with them).
+            var peek = r
+            try peek.expect("engine")
+            guard try (peek.count() > 0) == flagged else {
+                throw SnapshotError("the header's region-changes flag does not match the engine's state")
+            }
             try engine.restoreSnapshot(from: &r)
             guard r.isAtEnd else { throw SnapshotError("bytes after the engine's state") }
         } catch let e as ConsumeError {

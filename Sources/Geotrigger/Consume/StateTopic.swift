@@ -13,28 +13,28 @@ import Darwin
 ///
 /// A snapshot is written in chunks of at most `StateTopic.chunkBytes` (Kafka's default message
 /// limit is 1 MB), all keyed by the input partition, so they go to one state partition, in order.
-struct SnapshotReference: Equatable {
-    var topic: String
-    var partition: Int32
+package struct SnapshotReference: Equatable {
+    package var topic: String
+    package var partition: Int32
     /// Offsets of the first and last chunk: every chunk lies between them (other snapshots'
     /// chunks may too, and are told apart by `seq`).
-    var first: Int64
-    var last: Int64
+    package var first: Int64
+    package var last: Int64
     /// This snapshot's number, random: chunks of an older or concurrent one never match it.
-    var seq: UInt64
-    var chunks: Int
-    var bytes: Int
-    var hash: UInt64
+    package var seq: UInt64
+    package var chunks: Int
+    package var bytes: Int
+    package var hash: UInt64
 
     static let prefix = "geotrigger-snapshot/1"
 
-    var metadata: String {
+    package var metadata: String {
         "\(Self.prefix) topic=\(topic) partition=\(partition) first=\(first) last=\(last) seq=\(hex(seq)) "
             + "chunks=\(chunks) bytes=\(bytes) hash=\(hex(hash))"
     }
 
     /// Parses `metadata`; nil when the commit carries none of ours.
-    init?(metadata: String) {
+    package init?(metadata: String) {
         let words = metadata.split(separator: " ")
         guard words.first.map(String.init) == Self.prefix else { return nil }
         var fields: [Substring: Substring] = [:]
@@ -46,6 +46,12 @@ struct SnapshotReference: Equatable {
               let first = fields["first"].flatMap({ Int64($0) }), let last = fields["last"].flatMap({ Int64($0) }),
               let seq = fields["seq"].flatMap({ UInt64($0, radix: 16) }), let chunks = fields["chunks"].flatMap({ Int($0) }),
               let bytes = fields["bytes"].flatMap({ Int($0) }), let hash = fields["hash"].flatMap({ UInt64($0, radix: 16) })
+        else { return nil }
+        // Only what `StateTopic.write` can have written, so `read` can act on it: as many chunks
+        // as the bytes take, each at an offset of its own between first and last (a negative or
+        // huge count would trap or ask for a huge allocation there).
+        guard p >= 0, first >= 0, first <= last, bytes >= 0, chunks == StateTopic.chunkCount(bytes: bytes),
+              Int64(chunks) - 1 <= last - first
         else { return nil }
         self.init(topic: String(topic), partition: p, first: first, last: last, seq: seq, chunks: chunks, bytes: bytes, hash: hash)
     }
@@ -66,7 +72,7 @@ private func hex(_ v: UInt64) -> String { String(v, radix: 16) }
 
 /// The state topic (`GROUP-state`): writes a partition's snapshot as chunks and learns where
 /// they were stored from the delivery reports; reads one back by its reference.
-final class StateTopic {
+package final class StateTopic {
     let name: String
     /// The chunks' producer, whose delivery reports say where each chunk lies.
     private let producer: KafkaProducer
@@ -74,10 +80,13 @@ final class StateTopic {
     private let events: KafkaProducer
     private let reader: KafkaPartitionReader
     /// Chunk payloads at most this long (Kafka's default `message.max.bytes` is 1 MB).
-    static let chunkBytes = 512 << 10
+    package static let chunkBytes = 512 << 10
     /// Chunks start with this, then seq (8 bytes), index and count (4 each), little-endian.
     private static let magic: [UInt8] = Array("GTSC".utf8)
     private static let headerBytes = 20
+
+    /// The chunks a snapshot of `bytes` bytes is written in (one at least).
+    static func chunkCount(bytes: Int) -> Int { max(1, bytes / chunkBytes + (bytes % chunkBytes == 0 ? 0 : 1)) }
 
     /// Delivery reports of the snapshot being written, by chunk index.
     private var pending: (seq: UInt64, token: Int, reports: [(partition: Int32, offset: Int64)?])?
@@ -113,7 +122,7 @@ final class StateTopic {
     /// every message queued before them) is stored, and returns where it lies.
     func write(_ bytes: [UInt8], key: String) throws(ConsumeError) -> SnapshotReference {
         let seq = random.next()
-        let count = max(1, (bytes.count + Self.chunkBytes - 1) / Self.chunkBytes)
+        let count = Self.chunkCount(bytes: bytes.count)
         let token = nextToken
         nextToken += count
         pending = (seq, token, Array(repeating: nil, count: count))
@@ -168,7 +177,8 @@ final class StateTopic {
         } catch {
             throw ConsumeError.snapshot("cannot read the snapshot of \(key) from \(ref.topic)[\(ref.partition)]: \(error)")
         }
-        var parts = [[UInt8]?](repeating: nil, count: ref.chunks)
+        // By index, as found: not an array of `ref.chunks` made up front, a count from outside.
+        var parts: [Int: [UInt8]] = [:]
         let keyBytes = Array(key.utf8)
         for m in messages where m.key == keyBytes && m.value.count >= Self.headerBytes && Array(m.value[0..<4]) == Self.magic {
             let v = m.value
@@ -180,12 +190,12 @@ final class StateTopic {
             guard n == ref.chunks, k < n else { continue }
             parts[k] = Array(v[Self.headerBytes...])
         }
-        guard parts.allSatisfy({ $0 != nil }) else {
+        guard parts.count == ref.chunks else {
             throw ConsumeError.snapshot("the snapshot of \(key) is gone from \(ref.topic)[\(ref.partition)] offsets "
-                                        + "\(ref.first)–\(ref.last) (\(parts.filter { $0 != nil }.count) of \(ref.chunks) chunks found: "
+                                        + "\(ref.first)–\(ref.last) (\(parts.count) of \(ref.chunks) chunks found: "
                                         + "cut by the topic's retention?)")
         }
-        let bytes = parts.flatMap { $0! }
+        let bytes = (0..<ref.chunks).flatMap { parts[$0]! }
         guard bytes.count == ref.bytes, ContentHash.of(bytes) == ref.hash else {
             throw ConsumeError.snapshot("the snapshot of \(key) in \(ref.topic)[\(ref.partition)] does not match its commit's hash")
         }

@@ -143,6 +143,8 @@ extension BeaconMonitor {
         }
 
         try r.expect("zones")
+        // Devices are interned (the engine's table) before the beacon state is read.
+        let deviceCount = devices?.count ?? Int(Int32.max)
         let zoneCount = try r.count()
         var restoredZones: [Zone] = []
         var keys: [(device: Int32, region: Int32)] = []
@@ -152,7 +154,7 @@ extension BeaconMonitor {
             let d = try r.i32(), region = try r.i32()
             // A slot `forget` freed.
             let isFree = d == -1 && region == -1
-            guard isFree || d >= 0, isFree || region >= 0, isFree || (Int(region) < regions.count && isBeaconRegion(region)) else {
+            guard isFree || (d >= 0 && Int(d) < deviceCount), isFree || region >= 0, isFree || (Int(region) < regions.count && isBeaconRegion(region)) else {
                 throw SnapshotError("snapshot has a zone of region \(region), no beacon region here")
             }
             var zone = Zone()
@@ -180,6 +182,9 @@ extension BeaconMonitor {
             // dropped when it comes due, its rank no longer the device's).
             guard timer.zone >= 0, Int(timer.zone) < zoneCount else {
                 throw SnapshotError("snapshot has a timer of zone \(timer.zone) of \(zoneCount)")
+            }
+            guard timer.device >= 0, Int(timer.device) < deviceCount else {
+                throw SnapshotError("snapshot has a timer of device \(timer.device) of \(deviceCount)")
             }
             return timer
         }

@@ -1,0 +1,283 @@
+import GeotriggerCore
+import GeotriggerReadings
+
+/// The readings decoders (SPEC §2): NDJSON, CSV and GPX, as `replay` reads them from a file or
+/// standard input, and NDJSON as `consume` reads a Kafka message.
+enum ReadingsTargets {
+    static let all: [FuzzTarget] = [
+        FuzzTarget(
+            name: "ndjson-readings",
+            about: "NDJSON readings: the replay loop's plain-fix lane, next() alone with a buffer of one line, "
+                + "each line lent as a Kafka message, and each record with a space after its brace (the general "
+                + "reader, never the plain lane) decide every line the same; every reading is valid; a resumed "
+                + "decoder reads on the same",
+            check: { ndjson($0) }),
+        FuzzTarget(
+            name: "csv-readings",
+            about: "CSV readings: the replay loop's plain-row lane and next() alone with a buffer of one line "
+                + "decide every row the same; every reading is valid; a resumed decoder reads on the same",
+            check: { csv($0) }),
+        FuzzTarget(
+            name: "gpx",
+            about: "GPX tracks: every point is a valid fix or a rejection with a line; a resumed decoder reads "
+                + "on the same",
+            check: { gpx($0) }),
+    ]
+
+    /// Lines longer than this are rejected in every way of decoding here, so over-long lines are
+    /// reached by inputs of a few hundred bytes.
+    static let maxLine = 200
+    /// A buffer that holds any input `scripts/fuzz` gives (-max_len=4096) at once; the other way
+    /// of decoding holds one line and compacts for every line. (The default, 1 MiB, costs a
+    /// megabyte's initialization per decoder and input.)
+    static let roomy = 1 << 13
+
+    static let ndjsonFile = ScratchFile(name: "ndjson")
+    static let csvFile = ScratchFile(name: "csv")
+    static let gpxFile = ScratchFile(name: "gpx")
+
+    // MARK: NDJSON
+
+    static func ndjson(_ bytes: UnsafeRawBufferPointer) -> [String] {
+        var findings = Findings()
+        let lane = ndjsonFile.withDescriptor(bytes) { fd in
+            drain(NDJSONDecoder(fd: fd, sourceName: "lane", defaultDevice: "default", bufferSize: roomy,
+                                maxLineLength: maxLine), lane: true)
+        }
+        let tight = ndjsonFile.withDescriptor(bytes) { fd in
+            drain(NDJSONDecoder(fd: fd, sourceName: "tight", defaultDevice: "default", bufferSize: 0,
+                                maxLineLength: maxLine), lane: false)
+        }
+        compare(lane, "the plain-fix lane with a roomy buffer", tight, "next() with a one-line buffer", &findings)
+        validate(lane, &findings)
+
+        // Each line lent as a Kafka message would be (the caller's bytes end at the record's last byte).
+        let records = NDJSONDecoder(recordsNamed: "records", defaultDevice: "default", maxRecordLength: maxLine)
+        var lent: [Step] = []
+        let general = NDJSONDecoder(recordsNamed: "general", defaultDevice: "default", maxRecordLength: maxLine + 1)
+        for (k, line) in lines(of: bytes).enumerated() {
+            let step = line.withUnsafeBytes { exact -> DecodeStep in
+                // A copy of exactly the line's length, so a read past it is the sanitizer's to see.
+                let own = UnsafeMutableRawBufferPointer.allocate(byteCount: exact.count, alignment: 1)
+                defer { own.deallocate() }
+                if exact.count > 0 { own.copyMemory(from: exact) }
+                return records.decode(record: UnsafeRawBufferPointer(own))
+            }
+            if step != .end { lent.append(Step(records, step)) }
+            // The plain lane takes only `{"t":` at the line's start; a space after the brace sends
+            // the same record through the general reader, which must read the same reading.
+            if step == .reading, line.first == UInt8(ascii: "{"), line.count < maxLine {
+                var spaced = line
+                spaced.insert(UInt8(ascii: " "), at: 1)
+                let again = spaced.withUnsafeBytes { general.decode(record: $0) }
+                let a = Step(records, step), b = Step(general, again)
+                findings.expect(again == .reading && a.reading == b.reading,
+                                "line \(k + 1) `\(quoted(line))`: the plain lane read \(a.reading), the general reader \(b)")
+            }
+        }
+        compare(tight, "the stream", lent, "each line lent as a message", &findings)
+        resume(lane, bytes, ndjsonFile, &findings) { fd in
+            NDJSONDecoder(fd: fd, sourceName: "resumed", defaultDevice: "default", bufferSize: roomy, maxLineLength: maxLine)
+        }
+        return findings.problems
+    }
+
+    /// The input's lines as `LineReader` splits them: at each newline, a byte order mark at the
+    /// input's start taken off; a last line with no newline counts. A CR before the newline is
+    /// left on: a message's trailing CR is the record decoder's to take off.
+    static func lines(of bytes: UnsafeRawBufferPointer) -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        var start = 0
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { start = 3 }
+        var i = start
+        while i < bytes.count {
+            if bytes[i] == 0x0A {
+                out.append(Array(bytes[start..<i]))
+                start = i + 1
+            }
+            i += 1
+        }
+        if start < bytes.count { out.append(Array(bytes[start...])) }
+        return out
+    }
+
+    // MARK: CSV
+
+    static func csv(_ bytes: UnsafeRawBufferPointer) -> [String] {
+        var findings = Findings()
+        let lane = csvFile.withDescriptor(bytes) { fd in
+            drain(CSVDecoder(fd: fd, sourceName: "lane", defaultDevice: "default", bufferSize: roomy, maxLineLength: maxLine),
+                  lane: true)
+        }
+        let tight = csvFile.withDescriptor(bytes) { fd in
+            drain(CSVDecoder(fd: fd, sourceName: "tight", defaultDevice: "default", bufferSize: 0, maxLineLength: maxLine),
+                  lane: false)
+        }
+        compare(lane, "the plain-row lane with a roomy buffer", tight, "next() with a one-line buffer", &findings)
+        validate(lane, &findings)
+        resume(lane, bytes, csvFile, &findings) { fd in
+            CSVDecoder(fd: fd, sourceName: "resumed", defaultDevice: "default", bufferSize: roomy, maxLineLength: maxLine)
+        }
+        return findings.problems
+    }
+
+    // MARK: GPX
+
+    static func gpx(_ bytes: UnsafeRawBufferPointer) -> [String] {
+        var findings = Findings()
+        let all = gpxFile.withDescriptor(bytes) { fd in drain(GPXDecoder(fd: fd, sourceName: "gpx", device: "walker"), lane: true) }
+        validate(all, &findings, sharingLines: true)
+        for s in all where s.kind != "reading" {
+            findings.expect(s.line > 0, "a rejection with no line: \(s)")
+        }
+        resume(all, bytes, gpxFile, &findings) { fd in GPXDecoder(fd: fd, sourceName: "resumed", device: "walker") }
+        return findings.problems
+    }
+
+    // MARK: What every decoder keeps
+
+    /// One step of a decoder as a test sees it: copied out of the decoder's buffers.
+    struct Step: Equatable, CustomStringConvertible {
+        var kind: String
+        var line: Int
+        var reading = ""
+        var text: [UInt8]
+        var position = InputPosition(offset: 0, line: 0)
+        var valid: String?
+
+        init(_ d: any ReadingDecoder, _ step: DecodeStep) {
+            line = d.lineNumber
+            text = Array(d.rejectedLine)
+            position = d.position
+            switch step {
+            case .reading:
+                kind = "reading"
+                let r = d.current
+                reading = describe(r.kind, t: r.t, device: Array(r.device), latitude: r.latitude, longitude: r.longitude,
+                                   accuracy: r.accuracy, beacon: r.beacon, rssi: r.rssi, tx: r.tx, op: r.op)
+                valid = problem(kind: r.kind, t: r.t, device: r.device.count, latitude: r.latitude,
+                                longitude: r.longitude, accuracy: r.accuracy, rssi: r.rssi, op: r.op)
+            case .rejected(let reason): kind = "rejected(\(reason.rawValue))"
+            case .end: kind = "end"
+            }
+        }
+
+        /// A fix the replay loop's fast lane handed over (`drainPlainFixes`).
+        init(lane d: any ReadingDecoder, t: Double, device: UnsafeRawBufferPointer, latitude: Double, longitude: Double,
+             accuracy: Double) {
+            kind = "reading"
+            line = d.lineNumber
+            text = Array(d.rejectedLine)
+            position = d.position
+            reading = describe(.fix, t: t, device: Array(device), latitude: latitude, longitude: longitude,
+                               accuracy: accuracy, beacon: BeaconID(), rssi: .nan, tx: .nan, op: .add)
+            valid = problem(kind: .fix, t: t, device: device.count, latitude: latitude, longitude: longitude,
+                            accuracy: accuracy, rssi: .nan, op: .add)
+        }
+
+        var description: String { "line \(line) \(kind) \(reading) `\(quoted(text))`" }
+
+        static func == (a: Step, b: Step) -> Bool {
+            a.kind == b.kind && a.line == b.line && a.reading == b.reading && a.text == b.text
+        }
+    }
+
+    /// Every step until the end, as the replay loop reads (`lane`: the fast lane's fixes first,
+    /// then one `next()`, again and again) or by `next()` alone. Stops after 100,000 steps.
+    static func drain(_ d: any ReadingDecoder, lane: Bool) -> [Step] {
+        var out: [Step] = []
+        while out.count < 100_000 {
+            if lane {
+                d.drainPlainFixes { t, device, latitude, longitude, accuracy in
+                    out.append(Step(lane: d, t: t, device: device, latitude: latitude, longitude: longitude,
+                                    accuracy: accuracy))
+                    return true
+                }
+            }
+            let step = d.next()
+            if step == .end { break }
+            out.append(Step(d, step))
+        }
+        return out
+    }
+
+    /// Two ways of decoding the same bytes, step by step. Of an over-long line each keeps what it
+    /// had buffered of it when it gave up (up to 1 KiB), so one's text need only begin the other's.
+    static func compare(_ a: [Step], _ aName: String, _ b: [Step], _ bName: String, _ findings: inout Findings) {
+        for (x, y) in zip(a, b) {
+            var same = x == y
+            if !same && x.kind == y.kind && x.kind == "rejected(line-too-long)" && x.line == y.line {
+                same = x.text.starts(with: y.text) || y.text.starts(with: x.text)
+            }
+            if !same {
+                findings.add("\(aName) gave \(x), \(bName) \(y)")
+                return
+            }
+        }
+        findings.expect(a.count == b.count, "\(aName) gave \(a.count) steps, \(bName) \(b.count)")
+    }
+
+    /// Every reading is one the engine can take: SPEC §2's ranges, a device, a writable time.
+    /// Line numbers increase from record to record (`sharingLines`: a GPX line may hold several points).
+    static func validate(_ steps: [Step], _ findings: inout Findings, sharingLines: Bool = false) {
+        var previous = 0
+        for s in steps {
+            if let problem = s.valid { findings.add("an invalid reading passed: \(problem): \(s)") }
+            findings.expect(s.line > previous || sharingLines && s.line == previous,
+                            "line numbers do not increase: \(s) after line \(previous)")
+            previous = s.line
+        }
+    }
+
+    /// A new decoder moved on to the position after each of a few steps reads on exactly as the
+    /// first did (a checkpointed run resumed).
+    static func resume(_ all: [Step], _ bytes: UnsafeRawBufferPointer, _ file: ScratchFile, _ findings: inout Findings,
+                       _ make: (Int32) -> any ReadingDecoder) {
+        guard !all.isEmpty else { return }
+        for k in Set([0, all.count / 2, all.count - 1]).sorted() {
+            let at = all[k].position
+            let rest = file.withDescriptor(bytes) { fd -> [Step]? in
+                let d = make(fd)
+                guard d.resume(at: at) else { return nil }
+                return drain(d, lane: true)
+            }
+            guard let rest else {
+                findings.add("cannot resume at \(at) (after \(all[k]))")
+                continue
+            }
+            compare(Array(all[(k + 1)...]), "the whole input after step \(k + 1)", rest, "a decoder resumed at \(at)",
+                    &findings)
+        }
+    }
+}
+
+private func describe(_ kind: Reading.Kind, t: Double, device: [UInt8], latitude: Double, longitude: Double,
+                      accuracy: Double, beacon: BeaconID, rssi: Double, tx: Double, op: ControlOp) -> String {
+    func bits(_ x: Double) -> String { x.isNaN ? "nan" : "\(x)[\(String(x.bitPattern, radix: 16))]" }
+    let head = "\(kind) t=\(bits(t)) device=`\(quoted(device))`"
+    switch kind {
+    case .fix: return head + " \(bits(latitude)),\(bits(longitude)) ±\(bits(accuracy))"
+    case .sighting: return head + " \(beacon) rssi=\(bits(rssi)) tx=\(bits(tx))"
+    case .control: return head + " op=\(op)"
+    }
+}
+
+/// Why a reading the decoders passed could not be applied, or nil.
+private func problem(kind: Reading.Kind, t: Double, device: Int, latitude: Double, longitude: Double, accuracy: Double,
+                     rssi: Double, op: ControlOp) -> String? {
+    if !InputLimits.timeIsWritable(t) { return "time \(t) cannot be written" }
+    switch kind {
+    case .fix:
+        if device == 0 { return "a fix with no device" }
+        if !(latitude >= -90 && latitude <= 90) { return "latitude \(latitude)" }
+        if !(longitude >= -180 && longitude <= 180) { return "longitude \(longitude)" }
+        if !(accuracy.isNaN || (accuracy >= 0 && accuracy.isFinite)) { return "accuracy \(accuracy)" }
+    case .sighting:
+        if device == 0 { return "a sighting with no device" }
+        if !rssi.isFinite { return "rssi \(rssi)" }
+    case .control:
+        if op.isRegionChange != (device == 0) { return "a \(op) record with device bytes \(device)" }
+    }
+    if !InputLimits.identifierFits(byteCount: device) { return "a device of \(device) bytes" }
+    return nil
+}
