@@ -52,8 +52,9 @@ final class LineReader {
         self.fd = fd
         self.ownsDescriptor = ownsDescriptor
         self.maxLineLength = max(1, maxLineLength)
-        // Room for a whole maximal line plus its CR LF, so compaction always makes progress.
-        self.capacity = max(bufferSize, self.maxLineLength + 2)
+        // Room for a whole maximal line plus its CR LF (and, first, a byte order mark), so
+        // compaction always makes progress.
+        self.capacity = max(bufferSize, self.maxLineLength + 2 + 3)
         self.buffer = .allocate(capacity: capacity + LineReader.slack)
         self.buffer.initialize(repeating: 0, count: capacity + LineReader.slack)
         self.prefix = .allocate(capacity: LineReader.tooLongPrefixLength)
@@ -145,8 +146,8 @@ final class LineReader {
                 return emit(upTo: nlIndex, consumed: nlIndex + 1)
             }
             scanned = end
-            // +1: a CR before the newline does not count towards the length.
-            if end - start > maxLineLength + 1 {
+            // +1: a CR before the newline does not count towards the length, nor a byte order mark.
+            if end - start - byteOrderMark > maxLineLength + 1 {
                 return skipLongLine()
             }
             if !fill() {
@@ -157,6 +158,13 @@ final class LineReader {
                 return .end
             }
         }
+    }
+
+    /// The length of a UTF-8 byte order mark at the input's start, still before the first line:
+    /// 3 or 0. Not part of the line, as `emit` takes it off, so not counted in its length either.
+    private var byteOrderMark: Int {
+        atInputStart && end - start >= 3 && buffer[start] == 0xEF && buffer[start + 1] == 0xBB
+            && buffer[start + 2] == 0xBF ? 3 : 0
     }
 
     @inline(__always)
@@ -207,9 +215,10 @@ final class LineReader {
 
     /// Keeps the first bytes of the current (over-long) line and discards input up to its newline.
     private func skipLongLine() -> Line {
+        let s = start + byteOrderMark
         atInputStart = false
-        let kept = min(end - start, LineReader.tooLongPrefixLength)
-        prefix.update(from: buffer + start, count: kept)
+        let kept = min(end - s, LineReader.tooLongPrefixLength)
+        prefix.update(from: buffer + s, count: kept)
         lineNumber += 1
         start = 0
         end = 0
