@@ -10,8 +10,13 @@ enum CLI {
     /// The shared datasets CI has beside the repository (not shipped with the project).
     static let shared = root.deletingLastPathComponent().appendingPathComponent("shared/datasets")
 
-    /// The binary sits beside the test bundle in the build folder.
+    /// The binary sits beside the test bundle in the build folder, unless `GEOTRIGGER_BINARY` names
+    /// another (`scripts/sanitize` names the sanitized build's, so no test can run an unsanitized one).
     static let binary: URL = {
+        if let path = ProcessInfo.processInfo.environment["GEOTRIGGER_BINARY"], !path.isEmpty {
+            precondition(FileManager.default.isExecutableFile(atPath: path), "GEOTRIGGER_BINARY=\(path) is not an executable")
+            return URL(fileURLWithPath: path)
+        }
         let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var dir = testBinary.deletingLastPathComponent()
         for _ in 0..<4 {
@@ -48,8 +53,35 @@ enum CLI {
         process.waitUntilExit()
         defer { try? FileManager.default.removeItem(at: dir) }
         return Result(status: process.terminationStatus,
-                      stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-                      stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+                      stdout: String(decoding: try contents(of: outURL), as: UTF8.self),
+                      stderr: String(decoding: try contents(of: errURL), as: UTF8.self))
+    }
+
+    /// A file's bytes, read with open/read. Not `Data(contentsOf:)` (nor `String(contentsOf:)`,
+    /// `FileManager.contents(atPath:)`): swift-foundation 6.3 leaks a 4,096-byte buffer on every
+    /// read of an empty file, and the files read here (a child's stdout or stderr) are often
+    /// empty; `scripts/sanitize address` would report each one.
+    static func contents(of url: URL) throws -> [UInt8] {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: url.path]) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { return bytes }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CocoaError(.fileReadUnknown, userInfo: [NSFilePathErrorKey: url.path])
+            }
+            bytes.append(contentsOf: chunk[..<n])
+        }
+    }
+
+    /// A file's text; nil when it cannot be read or is not UTF-8 (as `String(contentsOf:encoding:)`).
+    static func text(of url: URL) -> String? {
+        guard let bytes = try? contents(of: url) else { return nil }
+        return String(validating: bytes, as: UTF8.self)
     }
 
     /// One folder per test process for every test's files, removed when the process exits.

@@ -25,7 +25,7 @@ struct CheckpointTests {
         }.joined(separator: "\n")
     }
 
-    static func read(_ url: URL) -> String { (try? String(contentsOf: url, encoding: .utf8)) ?? "<none>" }
+    static func read(_ url: URL) -> String { CLI.text(of: url) ?? "<none>" }
 
     /// The files of one run in `dir`, named by `name`.
     struct Files {

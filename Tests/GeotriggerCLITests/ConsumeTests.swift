@@ -26,7 +26,7 @@ struct ConsumeTests {
             try process.run()
         }
 
-        var log: String { (try? String(contentsOf: stderr, encoding: .utf8)) ?? "" }
+        var log: String { CLI.text(of: stderr) ?? "" }
 
         func kill9() { kill(process.processIdentifier, SIGKILL) }
 
@@ -226,9 +226,11 @@ struct ConsumeTests {
         try cluster.createTopic("g-rejects", partitions: 1)
         let producer = try KafkaProducer(settings: KafkaSettings([("bootstrap.servers", cluster.bootstrapServers),
                                                                   ("log_level", "0"), ("linger.ms", "5")]))
+        // Idle for 20 s before leaving: c, joining while the group rebalances, can wait over 12 s for
+        // its first partition when every process runs under a sanitizer (scripts/sanitize).
         let arguments = engineOptions + [
             "--brokers", cluster.bootstrapServers, "--topic", "in", "--group", "g", "--events-topic", "out",
-            "--exit-when-idle", "12", "--checkpoint-every", "500",
+            "--exit-when-idle", "20", "--checkpoint-every", "500",
             "--kafka-config", "session.timeout.ms=3000", "--kafka-config", "heartbeat.interval.ms=300",
         ]
         let n = feed.records.count

@@ -30,7 +30,7 @@ struct JobsTests {
         for file in [events, rejects, state] { try? FileManager.default.removeItem(at: file) }
         let r = try CLI.run(["replay"] + args + ["--jobs", "\(jobs)", "-o", events.path, "--rejects", rejects.path,
                                                  "--state-out", state.path])
-        func read(_ url: URL) -> String { (try? String(contentsOf: url, encoding: .utf8)) ?? "<none>" }
+        func read(_ url: URL) -> String { CLI.text(of: url) ?? "<none>" }
         // The elapsed time and the peak memory are the only lines that may differ (measurements).
         let summary = r.stderr.split(separator: "\n", omittingEmptySubsequences: false)
             .filter { !$0.contains("elapsed") && !$0.contains("peak memory") }
