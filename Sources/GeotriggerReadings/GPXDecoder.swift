@@ -215,7 +215,8 @@ public final class GPXDecoder: ReadingDecoder {
                 end = closeGT + 1
                 var k = gt + 1
                 while let ts = find("<time", from: k, to: close) {
-                    if isNameEnd(ts + 5), let tgt = tagEnd(ts) {
+                    // A `<time` whose `>` lies past the point's close is no time of this point.
+                    if isNameEnd(ts + 5), let tgt = tagEnd(ts), tgt < close {
                         let te = find("</time", from: tgt + 1, to: close) ?? close
                         time = trimmed(tgt + 1, te)
                         break

@@ -77,4 +77,17 @@ let gpxDataset = "/work/shared/datasets/gpxpy_tracks/cerknicko-jezero.gpx"
         let d = GPXDecoder(fd: file.openFD(), ownsDescriptor: true, sourceName: file.path)
         #expect(drain(d).map(\.step) == [.rejected(.malformed)])
     }
+
+    @Test("a <time tag whose > lies past the point's close is no time of the point (it crashed the decoder)")
+    func timeTagClosingAfterThePoint() {
+        let file = TempFile("""
+            <gpx><trk><trkseg><trkpt lat="1" lon="2"><time </trkpt>
+            <trkpt lat="3" lon="4"><time>2020-01-01T00:00:00Z</time></trkpt></trkseg></trk></gpx>
+            """, name: "time.gpx")
+        let d = GPXDecoder(fd: file.openFD(), ownsDescriptor: true, sourceName: file.path)
+        let seen = drain(d)
+        #expect(seen.map(\.step) == [.reading])
+        #expect(seen.first?.latitude == 3 && seen.first?.line == 2)
+        #expect(d.untimedPoints == 1)
+    }
 }
