@@ -39,10 +39,13 @@ struct KafkaCommand: ParsableCommand {
     var data: String?
     @Option(help: "Random seed of the scenario.")
     var seed: UInt64 = 1
+    @Option(help: ArgumentHelp("The geotrigger binary to run (default: ROOT/.build/release/geotrigger; a sanitized "
+                               + "build, say, to run the failover under ASan or TSan).", valueName: "path"))
+    var geotrigger: String?
 
     func run() throws {
         let root = self.root ?? FileManager.default.currentDirectoryPath
-        let binary = try releaseBinary(root: root)
+        let binary = try geotrigger ?? releaseBinary(root: root)
         let out = self.out ?? "\(root)/bench/results"
         let dataDir = self.data ?? "\(root)/bench/.data"
         let seconds = max(1, (fixes + devices - 1) / devices)
