@@ -217,7 +217,11 @@ struct KafkaCommand: ParsableCommand {
         }
         while paced.isExecuting { Thread.sleep(forTimeInterval: 0.1) }
         b.waitUntilExit()
-        guard let servedAt, !aPartitions.isEmpty else { return nil }
+        guard let servedAt, !aPartitions.isEmpty else {
+            say("  failover: not measured: " + (aPartitions.isEmpty ? "the first member held no partition 12 s in"
+                : "the second member did not take the first one's partitions within 60 s") + "\n  a: \(logText(logA))\n  b: \(logText(logB))")
+            return nil
+        }
         return KafkaResults.Failover(seconds: servedAt.timeIntervalSince(killedAt), sessionTimeoutMs: session,
                                      partitionsMoved: aPartitions.count)
     }
