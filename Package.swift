@@ -8,6 +8,8 @@ let package = Package(
     name: "Geotrigger",
     products: [
         .library(name: "Geotrigger", targets: ["Geotrigger"]),
+        // `geotrigger consume` as a library (bench/ measures it): the one product that links librdkafka.
+        .library(name: "GeotriggerConsume", targets: ["GeotriggerConsume"]),
         // For bench/ (its own package, so the main build never pulls in benchmark dependencies).
         .library(name: "GeotriggerScenarios", targets: ["GeotriggerScenarios"]),
         .executable(name: "geotrigger", targets: ["GeotriggerCLI"]),
@@ -58,16 +60,19 @@ let package = Package(
             name: "GeotriggerScheduling",
             dependencies: ["GeotriggerCore"]
         ),
-        // The library users import: the engine plus the replay driver and its output.
+        // The library users import: the engine plus the replay driver and its output. No Kafka.
         .target(
             name: "Geotrigger",
             dependencies: [
                 "GeotriggerCore", "GeotriggerReadings", "GeotriggerGeometry", "GeotriggerMonitoring",
-                "GeotriggerScheduling", "GeotriggerKafka",
+                "GeotriggerScheduling",
             ]
         ),
         // librdkafka's handles, each owned by one Swift object (SPEC §8, `geotrigger consume`).
         .target(name: "GeotriggerKafka", dependencies: ["CRdKafka"]),
+        // `geotrigger consume` (SPEC §8): a Kafka consumer group's partitions, each an engine, with
+        // their snapshots on a state topic. With the CLI, the only module that depends on Kafka.
+        .target(name: "GeotriggerConsume", dependencies: ["Geotrigger", "GeotriggerKafka"]),
         // SPEC §9: a replay drawn as SVG or HTML (regions, tracks, events) from the files a replay
         // reads and writes. No GEOS, no engine: the sink's side of the flow.
         .target(name: "GeotriggerMap", dependencies: ["GeotriggerCore", "GeotriggerReadings"]),
@@ -76,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "GeotriggerCLI",
             dependencies: [
-                "Geotrigger", "GeotriggerMap", "GeotriggerScenarios",
+                "Geotrigger", "GeotriggerConsume", "GeotriggerMap", "GeotriggerScenarios",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -85,7 +90,7 @@ let package = Package(
         // campaign found, by GeotriggerFuzzingTests.
         .target(
             name: "GeotriggerFuzzing",
-            dependencies: ["Geotrigger", "GeotriggerCore", "GeotriggerReadings", "GeotriggerScheduling"],
+            dependencies: ["Geotrigger", "GeotriggerConsume", "GeotriggerCore", "GeotriggerReadings", "GeotriggerScheduling"],
             path: "Fuzz/Sources/GeotriggerFuzzing"
         ),
         .testTarget(name: "GeotriggerFuzzingTests", dependencies: ["GeotriggerFuzzing"], path: "Fuzz/Tests"),
@@ -96,7 +101,7 @@ let package = Package(
         .testTarget(name: "GeotriggerSchedulingTests", dependencies: ["GeotriggerScheduling"]),
         .testTarget(name: "GeotriggerKafkaTests", dependencies: ["GeotriggerKafka"]),
         .testTarget(name: "GeotriggerMapTests", dependencies: ["GeotriggerMap", "GeotriggerGeometry"]),
-        .testTarget(name: "GeotriggerCLITests", dependencies: ["Geotrigger", "GeotriggerScenarios"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "GeotriggerCLITests", dependencies: ["Geotrigger", "GeotriggerConsume", "GeotriggerScenarios"], resources: [.copy("Fixtures")]),
     ]
 )
 

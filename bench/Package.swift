@@ -25,6 +25,8 @@ let package = Package(
             name: "geotrigger-bench",
             dependencies: [
                 "BenchSupport",
+                // `geotrigger-bench kafka` produces the readings itself (Kafka's producer).
+                .product(name: "GeotriggerConsume", package: "Geotrigger"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

@@ -7,11 +7,16 @@ import Darwin
 /// CPU time used so far (user + system, seconds): by the calling thread, and by the whole process
 /// (every thread, librdkafka's included). `consume` reports both over its span of records, so a
 /// figure of records per second can be read against the cores it took.
-struct CPUTime {
-    var thread: Double
-    var process: Double
+package struct CPUTime {
+    package var thread: Double
+    package var process: Double
 
-    static func now() -> CPUTime {
+    package init(thread: Double, process: Double) {
+        self.thread = thread
+        self.process = process
+    }
+
+    package static func now() -> CPUTime {
         CPUTime(thread: clockSeconds(CLOCK_THREAD_CPUTIME_ID), process: clockSeconds(CLOCK_PROCESS_CPUTIME_ID))
     }
 
@@ -21,7 +26,7 @@ struct CPUTime {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
     }
 
-    static func - (a: CPUTime, b: CPUTime) -> CPUTime {
+    package static func - (a: CPUTime, b: CPUTime) -> CPUTime {
         CPUTime(thread: a.thread - b.thread, process: a.process - b.process)
     }
 }

@@ -23,7 +23,7 @@ import Darwin
 package struct CheckpointStore {
     let directory: String
     static let magic = Array("GTCHKPT\n".utf8)
-    static let version: UInt32 = 2
+    static let version = SnapshotFormat.version
     static let prefix = "checkpoint-"
     static let suffix = ".gtc"
 

@@ -5,7 +5,7 @@ import GeotriggerReadings
 
 /// A region record as applied: a checkpoint lists them, and a restore applies them again (in
 /// order, before any device's state is read) to rebuild the same region numbers.
-struct RegionChange {
+package struct RegionChange {
     var op: ControlOp
     var t: Double
     var line: [UInt8]

@@ -22,7 +22,7 @@ extension EngineOutput {
 
 /// An output that reads a table entry per region for each region event (the event writer's
 /// preformatted ids): the monitor prefetches the entry as soon as it decides the event.
-protocol RegionEventTableReader: EngineOutput {
+package protocol RegionEventTableReader: EngineOutput {
     /// The table's start and the bytes an entry takes.
     var regionEventTable: (base: UnsafeRawPointer, stride: Int) { get }
 }
@@ -85,7 +85,7 @@ public final class Engine {
     /// per region.
     let names: LiveRegionNames
     /// The region records applied so far, in order: a checkpoint re-applies them on restore.
-    @exclusivity(unchecked) var regionChanges: [RegionChange] = []
+    @exclusivity(unchecked) package var regionChanges: [RegionChange] = []
 
     /// Where in the clock order the engine is, for an output that interleaves several engines
     /// (`replay --jobs`): what is being emitted and, for a timer, which one.

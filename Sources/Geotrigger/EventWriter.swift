@@ -60,7 +60,7 @@ public final class EventWriter: RegionEventTableReader {
                   echoProperties: echoProperties)
     }
 
-    init(output: OutputFile, devices: DeviceTable, regions: [Region], ids: IDSlots, echoProperties: Bool = false) {
+    package init(output: OutputFile, devices: DeviceTable, regions: [Region], ids: IDSlots, echoProperties: Bool = false) {
         self.output = output
         self.devices = devices
         self.regions = regions
@@ -69,7 +69,7 @@ public final class EventWriter: RegionEventTableReader {
     }
 
     /// The id slots: the monitor prefetches a region's as soon as it decides an event for it.
-    var regionEventTable: (base: UnsafeRawPointer, stride: Int) {
+    package var regionEventTable: (base: UnsafeRawPointer, stride: Int) {
         (UnsafeRawPointer(ids.slots), IDSlots.stride)
     }
 

@@ -4,4 +4,3 @@
 @_exported import GeotriggerMonitoring
 @_exported import GeotriggerReadings
 @_exported import GeotriggerScheduling
-@_exported import GeotriggerKafka

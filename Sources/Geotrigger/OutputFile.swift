@@ -129,12 +129,12 @@ public final class OutputFile {
     }
 
     /// The pending bytes, in place (a memory output's events, produced one by one).
-    func withPending<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withPending<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeRawBufferPointer(start: storage, count: count))
     }
 
     /// Forgets the pending bytes (a memory output, once they are handed on).
-    func discardPending() { count = 0 }
+    package func discardPending() { count = 0 }
 
     deinit {
         try? flush()

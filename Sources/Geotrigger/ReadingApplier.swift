@@ -11,34 +11,34 @@ import GeotriggerReadings
 /// the engine allows (`Engine.batchesFixes`). The events are those of one record at a time: a
 /// batch is applied before anything else reaches the engine (any record but a fix, a fix that
 /// cannot join it, `flush`), and whether to batch is asked again after each such record.
-final class ReadingApplier {
-    let engine: Engine
+package final class ReadingApplier {
+    package let engine: Engine
 
     /// What the applier made of the records it was given, for the summary.
-    struct Counts {
+    package struct Counts {
         /// Fixes applied (those ignored for their accuracy included) and, of them, ignored.
-        var fixes = 0
-        var ignoredForAccuracy = 0
+        package var fixes = 0
+        package var ignoredForAccuracy = 0
         /// Sightings applied and, of them, those no region matches.
-        var sightings = 0
-        var sightingsUnmatched = 0
-        var controls = 0
+        package var sightings = 0
+        package var sightingsUnmatched = 0
+        package var controls = 0
     }
-    @exclusivity(unchecked) private(set) var counts = Counts()
+    @exclusivity(unchecked) package private(set) var counts = Counts()
 
     /// Whether fixes join the engine's batch now.
     @exclusivity(unchecked) private var batching: Bool
     /// True while the batch is applied: the events then belong to the batched fixes, not to the
     /// record being handed in (`replay --jobs` tags each with its own fix).
-    @exclusivity(unchecked) private(set) var applyingBatch = false
+    @exclusivity(unchecked) package private(set) var applyingBatch = false
 
-    init(engine: Engine) {
+    package init(engine: Engine) {
         self.engine = engine
         batching = engine.batchesFixes
     }
 
     /// What became of a fix.
-    enum FixOutcome {
+    package enum FixOutcome {
         /// Waiting in the batch: its events come when the batch is applied.
         case batched
         /// Applied at once (its accuracy may have kept it from changing any state).
@@ -49,10 +49,10 @@ final class ReadingApplier {
 
     /// The device's id, interned on first sight (no allocation for a known device).
     @inline(__always)
-    func device(_ name: UnsafeRawBufferPointer) -> Int32 { engine.device(name) }
+    package func device(_ name: UnsafeRawBufferPointer) -> Int32 { engine.device(name) }
 
     @inline(__always)
-    func fix(device d: Int32, t: Double, at p: Coordinate, accuracy: Double) -> FixOutcome {
+    package func fix(device d: Int32, t: Double, at p: Coordinate, accuracy: Double) -> FixOutcome {
         if batching {
             if engine.batchAppend(device: d, t: t, at: p, accuracy: accuracy) { return .batched }
             flush()
@@ -73,7 +73,7 @@ final class ReadingApplier {
     }
 
     /// A beacon sighting (RSSI in dBm; `tx` NaN when absent); the reason when it is rejected.
-    func sighting(device d: Int32, t: Double, beacon: BeaconID, rssi: Double, tx: Double) -> RejectReason? {
+    package func sighting(device d: Int32, t: Double, beacon: BeaconID, rssi: Double, tx: Double) -> RejectReason? {
         flush()
         defer { batching = engine.batchesFixes }
         switch engine.sighting(device: d, t: t, beacon: beacon, rssi: rssi, tx: tx) {
@@ -90,7 +90,7 @@ final class ReadingApplier {
 
     /// A control record for the device's notification center (`ControlRecord`), its JSON line
     /// given whole; the reason (and what was wrong) when it is rejected.
-    func control(device d: Int32, t: Double, op: ControlOp, line: UnsafeRawBufferPointer) -> (RejectReason, String?)? {
+    package func control(device d: Int32, t: Double, op: ControlOp, line: UnsafeRawBufferPointer) -> (RejectReason, String?)? {
         flush()
         defer { batching = engine.batchesFixes }
         if let reason = engine.touch(device: d, t: t) { return (reason, nil) }
@@ -104,7 +104,7 @@ final class ReadingApplier {
     /// A device-less region record (`addRegion`, `removeRegion`: `Engine.regionRecord`), its JSON
     /// line given whole; the reason (and what was wrong) when it is rejected. Counted with the
     /// control records.
-    func regionRecord(op: ControlOp, t: Double, line: UnsafeRawBufferPointer) -> (RejectReason, String?)? {
+    package func regionRecord(op: ControlOp, t: Double, line: UnsafeRawBufferPointer) -> (RejectReason, String?)? {
         flush()
         defer { batching = engine.batchesFixes }
         if let problem = engine.regionRecord(op, line: line, t: t) { return (.badControl, problem) }
@@ -113,7 +113,7 @@ final class ReadingApplier {
     }
 
     /// Another job's reading moved the stream clock to `t` (`Engine.tick`).
-    func tick(to t: Double) {
+    package func tick(to t: Double) {
         flush()
         engine.tick(to: t)
         batching = engine.batchesFixes
@@ -121,7 +121,7 @@ final class ReadingApplier {
 
     /// Applies the batch, if any: its fixes' events reach the output now.
     @inline(__always)
-    func flush() {
+    package func flush() {
         let n = engine.batchCount
         guard n > 0 else { return }
         applyingBatch = true
@@ -131,7 +131,7 @@ final class ReadingApplier {
     }
 
     /// Flushes, then asks again whether fixes may be batched (the caller changed the engine).
-    func resume() {
+    package func resume() {
         flush()
         batching = engine.batchesFixes
     }

@@ -178,7 +178,7 @@ public final class Replay {
 
     /// The configuration's own times and ids within the input limits (SPEC §3), as the command
     /// line checks them: a usage error otherwise, before anything is read.
-    static func checkLimits(_ config: ReplayConfiguration) throws {
+    package static func checkLimits(_ config: ReplayConfiguration) throws {
         if let until = config.until, !InputLimits.timeIsWritable(until) {
             throw ReplayError.usage(untilOutOfRange)
         }
@@ -476,7 +476,7 @@ public final class Replay {
         try report(reason, detail: detail, place: place, line: line, rejects: rejects, reported: &reported)
     }
 
-    static func message(_ reason: RejectReason, _ detail: String?) -> String {
+    package static func message(_ reason: RejectReason, _ detail: String?) -> String {
         detail.map { "\(reason.message): \($0)" } ?? reason.message
     }
 

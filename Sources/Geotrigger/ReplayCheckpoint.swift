@@ -56,7 +56,7 @@ package struct RunIdentity: Equatable {
         inputs = try r.list { r throws(SnapshotError) in try r.string() }
     }
 
-    func write(to w: inout SnapshotWriter) {
+    package func write(to w: inout SnapshotWriter) {
         w.tag("identity")
         w.u64(regionsHash)
         w.u64(requestsHash)
@@ -68,7 +68,7 @@ package struct RunIdentity: Equatable {
     }
 
     /// What differs from `other` (the checkpoint's), in words; nil if nothing does.
-    func difference(from other: RunIdentity) -> String? {
+    package func difference(from other: RunIdentity) -> String? {
         if regionsHash != other.regionsHash { return "the regions file has changed" }
         if requestsHash != other.requestsHash { return "the requests file has changed (or was added or removed)" }
         if inputs != other.inputs {

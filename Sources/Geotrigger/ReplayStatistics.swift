@@ -42,7 +42,7 @@ public struct ReplayStatistics: Sendable {
     public var records: Int { fixes + sightings + controls + rejectedTotal }
 
     /// Adds what an applier applied (fixes, of them ignored, sightings, of them unmatched, controls).
-    mutating func add(_ c: ReadingApplier.Counts) {
+    package mutating func add(_ c: ReadingApplier.Counts) {
         fixes += c.fixes
         ignoredForAccuracy += c.ignoredForAccuracy
         sightings += c.sightings
@@ -134,13 +134,13 @@ public struct ReplayStatistics: Sendable {
     }
 }
 
-func formatSeconds(_ s: Double) -> String {
+package func formatSeconds(_ s: Double) -> String {
     let ms = Int((s * 1000).rounded())
     return "\(ms / 1000).\(String(repeating: "0", count: 3 - String(ms % 1000).count))\(ms % 1000) s"
 }
 
 /// 54,927,360 → "52.4 MiB" (one decimal).
-func formatMebibytes(_ bytes: Int) -> String {
+package func formatMebibytes(_ bytes: Int) -> String {
     let tenths = Int((Double(bytes) / 104_857.6).rounded())
     return "\(grouped(tenths / 10)).\(tenths % 10) MiB"
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Geotrigger
+import GeotriggerConsume
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

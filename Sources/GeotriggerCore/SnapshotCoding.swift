@@ -8,6 +8,13 @@ import HeapModule
 /// fresh instance built from the same regions, requests and options (`restoreSnapshot(from:)`);
 /// what can be derived again (hash tables over ids, caches, the fast path's neighbourhoods) is
 /// not written. The file around these bytes (header, checksum, versions) is the replay's.
+/// The version of the engine's snapshot bytes, written by both containers of them: a replay's
+/// checkpoint files and `consume`'s partition snapshots. One number, raised when any part's
+/// `writeSnapshot` changes, so neither container can read another version's state.
+public enum SnapshotFormat {
+    public static let version: UInt32 = 2
+}
+
 public struct SnapshotWriter {
     public private(set) var bytes: [UInt8] = []
 

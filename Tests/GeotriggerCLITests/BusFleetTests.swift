@@ -279,7 +279,7 @@ enum BusFleet {
     /// starting with enter; an exit's (and a dwell's) `enteredAt` is its enter's `t`. With `dwell`
     /// (ms): each dwell lies inside an open visit, at enter + dwell, at most one per visit, not after
     /// the exit; a visit that lasted longer than `dwell` has exactly one, a shorter one none, and so has
-    /// one that lasted exactly `dwell` (README: a reading at a dwell's due time is applied before the
+    /// one that lasted exactly `dwell` (docs/spec-differences.md: a reading at a dwell's due time is applied before the
     /// timer fires, so leaving then ends the visit first), and a visit still open at the end has one if and only
     /// if enter + dwell ≤ `endMs` (the clock at the end of input).
     static func checkVisits(_ events: [Event], dwell: Int64?, endMs: Int64) -> VisitCheck {

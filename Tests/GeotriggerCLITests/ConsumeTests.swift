@@ -1,5 +1,6 @@
 import Foundation
 import Geotrigger
+import GeotriggerConsume
 import Testing
 
 /// `geotrigger consume` (SPEC §8) as users run it: several processes in one consumer group on

@@ -1,4 +1,5 @@
 import Geotrigger
+import GeotriggerConsume
 
 /// The scheduling core's inputs: requests files, control records (SPEC §5.1, §7), APNs payloads.
 enum SchedulingTargets {

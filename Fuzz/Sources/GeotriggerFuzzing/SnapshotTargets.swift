@@ -1,4 +1,5 @@
 import Geotrigger
+import GeotriggerConsume
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -2,6 +2,7 @@ import ArgumentParser
 import BenchSupport
 import Foundation
 import Geotrigger
+import GeotriggerConsume
 import GeotriggerScenarios
 
 /// SPEC §8's figures: `geotrigger consume` through librdkafka's mock cluster (`geotrigger
@@ -66,7 +67,7 @@ struct KafkaCommand: ParsableCommand {
             var runs: [KafkaResults.Throughput] = []
             for _ in 0..<max(1, `repeat`) {
                 // On the mock cluster, members leaving one after another can leave a partition
-                // unread (README, "Where Geotrigger differs"): such a run is measured again.
+                // unread (docs/spec-differences.md): such a run is measured again.
                 var attempt = 0
                 var measured: KafkaResults.Throughput?
                 while measured == nil {

@@ -1,3 +1,4 @@
+import Geotrigger
 import GeotriggerCore
 import GeotriggerKafka
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import Geotrigger
 import GeotriggerCore
 import GeotriggerGeometry
 import GeotriggerKafka
@@ -185,7 +186,7 @@ package final class PartitionEngine {
         return w.bytes
     }
 
-    static let snapshotVersion: UInt32 = 2
+    static let snapshotVersion = SnapshotFormat.version
 
     /// Whether live region records have changed this partition's regions: its index is then its
     /// own (`Consume` shares one index between the partitions that have none).

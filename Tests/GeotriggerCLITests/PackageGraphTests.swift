@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// The package's shape as a library user meets it, read from SwiftPM's own description of it
+/// (`swift package describe --type json`), not from Package.swift's text.
+@Suite("Package graph")
+struct PackageGraphTests {
+    /// Targets by name, each with the targets it depends on directly.
+    static func targets() throws -> [String: [String]] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // A scratch folder of its own: the running `swift test` holds the build folder's lock, and
+        // describing the package needs neither a build nor its dependencies' sources.
+        process.arguments = ["swift", "package", "--scratch-path", dir.appendingPathComponent("scratch").path,
+                             "describe", "--type", "json"]
+        process.currentDirectoryURL = CLI.root
+        let out = dir.appendingPathComponent("describe.json")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            Issue.record("`swift package describe` exited \(process.terminationStatus): is `swift` on PATH?")
+            return [:]
+        }
+        let json = try JSONSerialization.jsonObject(with: Data(try CLI.contents(of: out))) as? [String: Any]
+        var graph: [String: [String]] = [:]
+        for target in json?["targets"] as? [[String: Any]] ?? [] {
+            guard let name = target["name"] as? String else { continue }
+            graph[name] = target["target_dependencies"] as? [String] ?? []
+        }
+        return graph
+    }
+
+    static func closure(of name: String, in graph: [String: [String]]) -> Set<String> {
+        var seen: Set<String> = [], stack = [name]
+        while let n = stack.popLast() {
+            for d in graph[n] ?? [] where seen.insert(d).inserted { stack.append(d) }
+        }
+        return seen
+    }
+
+    @Test("`import Geotrigger` links no Kafka: librdkafka is the consume module's and the CLI's alone")
+    func libraryLinksNoKafka() throws {
+        let graph = try Self.targets()
+        try #require(graph["Geotrigger"] != nil, "no target Geotrigger in the package description")
+        let library = Self.closure(of: "Geotrigger", in: graph)
+        #expect(!library.contains("GeotriggerKafka"))
+        #expect(!library.contains("CRdKafka"))
+        // The consume module is where Kafka is, and the command line reaches it through it.
+        #expect(Self.closure(of: "GeotriggerConsume", in: graph).contains("CRdKafka"))
+        #expect(Self.closure(of: "GeotriggerCLI", in: graph).contains("GeotriggerConsume"))
+        // Nothing the library depends on may be the consume module either.
+        #expect(!library.contains("GeotriggerConsume"))
+    }
+}
