@@ -23,27 +23,25 @@ extension Monitor {
     struct FixBatch {
         static let capacity = 32
         var count = 0
+        /// The fixed-size arrays below, carved out of one allocation that this owns and frees.
+        private let storage = FixBatchStorage(capacity: capacity)
         /// Bit d mod 256 set for each device d in the batch: a device whose bit is clear is not in
         /// it (feeds number devices in turn, so the 32 of a batch rarely share a bit); a set bit
         /// means the devices are compared.
-        let seen: UnsafeMutablePointer<UInt64> = {
-            let words = UnsafeMutablePointer<UInt64>.allocate(capacity: 4)
-            words.initialize(repeating: 0, count: 4)
-            return words
-        }()
-        let devices = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
-        let times = UnsafeMutablePointer<Double>.allocate(capacity: capacity)
-        let coordinates = UnsafeMutablePointer<Coordinate>.allocate(capacity: capacity)
-        let accuracies = UnsafeMutablePointer<Double>.allocate(capacity: capacity)
+        let seen: UnsafeMutablePointer<UInt64>
+        let devices: UnsafeMutablePointer<Int32>
+        let times: UnsafeMutablePointer<Double>
+        let coordinates: UnsafeMutablePointer<Coordinate>
+        let accuracies: UnsafeMutablePointer<Double>
         /// Per fix, what the first stage made of it (`Stage`).
-        let stages = UnsafeMutablePointer<Stage>.allocate(capacity: capacity)
+        let stages: UnsafeMutablePointer<Stage>
         /// Per fix: its position (retests and refreshes), its step from the last evaluated fix,
         /// for a retest its distance bound from the neighbourhood's centre, then its safe
         /// distance (the smallest clearance among its regions not due, less the odometer).
-        let points = UnsafeMutablePointer<GeoPoint>.allocate(capacity: capacity)
-        let steps = UnsafeMutablePointer<Double>.allocate(capacity: capacity)
-        let moved = UnsafeMutablePointer<Double>.allocate(capacity: capacity)
-        let safe = UnsafeMutablePointer<Double>.allocate(capacity: capacity)
+        let points: UnsafeMutablePointer<GeoPoint>
+        let steps: UnsafeMutablePointer<Double>
+        let moved: UnsafeMutablePointer<Double>
+        let safe: UnsafeMutablePointer<Double>
         /// The retests' due entries, fix by fix: the fix in the high half, the entry of its
         /// device's neighbourhood in the low.
         var due = PodList<UInt64>()
@@ -51,20 +49,20 @@ extension Monitor {
         /// `crossingBounds[k + 1]`), each an entry of the device's neighbourhood shifted left by
         /// one, the low bit set when the device leaves.
         var crossings = PodList<Int32>()
-        let crossingBounds = UnsafeMutablePointer<Int32>.allocate(capacity: capacity + 1)
+        let crossingBounds: UnsafeMutablePointer<Int32>
         /// The fixes each later stage works on, in batch order, listed without a branch as the
         /// stage before decides them (a loop over all fixes that skipped the others branched on
         /// each fix's stage, which no predictor can learn): those needing a position, the
         /// retests, the refreshes, and those with events or refreshes in the last stage.
-        let positioned = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-        let retests = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-        let refreshes = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-        let finals = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        let positioned: UnsafeMutablePointer<UInt8>
+        let retests: UnsafeMutablePointer<UInt8>
+        let refreshes: UnsafeMutablePointer<UInt8>
+        let finals: UnsafeMutablePointer<UInt8>
         /// Per refresh: its plan, and where its candidates lie in `candidates` (start -1: the
         /// index gave none, near a pole or the antimeridian).
-        let plans = UnsafeMutablePointer<RefreshPlan>.allocate(capacity: capacity)
-        let candidateStarts = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
-        let candidateCounts = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+        let plans: UnsafeMutablePointer<RefreshPlan>
+        let candidateStarts: UnsafeMutablePointer<Int32>
+        let candidateCounts: UnsafeMutablePointer<Int32>
         var candidates = PodList<Int32>()
 
         enum Stage: UInt8 {
@@ -79,12 +77,31 @@ extension Monitor {
             case firstPlain
         }
 
+        init() {
+            var carve = storage.carver()
+            seen = carve.next(UInt64.self, 4)
+            seen.initialize(repeating: 0, count: 4)
+            devices = carve.next(Int32.self, Self.capacity)
+            times = carve.next(Double.self, Self.capacity)
+            coordinates = carve.next(Coordinate.self, Self.capacity)
+            accuracies = carve.next(Double.self, Self.capacity)
+            stages = carve.next(Stage.self, Self.capacity)
+            points = carve.next(GeoPoint.self, Self.capacity)
+            steps = carve.next(Double.self, Self.capacity)
+            moved = carve.next(Double.self, Self.capacity)
+            safe = carve.next(Double.self, Self.capacity)
+            crossingBounds = carve.next(Int32.self, Self.capacity + 1)
+            positioned = carve.next(UInt8.self, Self.capacity)
+            retests = carve.next(UInt8.self, Self.capacity)
+            refreshes = carve.next(UInt8.self, Self.capacity)
+            finals = carve.next(UInt8.self, Self.capacity)
+            plans = carve.next(RefreshPlan.self, Self.capacity)
+            candidateStarts = carve.next(Int32.self, Self.capacity)
+            candidateCounts = carve.next(Int32.self, Self.capacity)
+        }
+
+        /// The growable lists' buffers (the fixed arrays go with `storage`).
         mutating func free() {
-            devices.deallocate(); seen.deallocate(); times.deallocate(); coordinates.deallocate(); accuracies.deallocate()
-            stages.deallocate(); points.deallocate(); steps.deallocate(); moved.deallocate(); safe.deallocate()
-            crossingBounds.deallocate()
-            positioned.deallocate(); retests.deallocate(); refreshes.deallocate(); finals.deallocate()
-            plans.deallocate(); candidateStarts.deallocate(); candidateCounts.deallocate()
             due.free()
             crossings.free()
             candidates.free()
