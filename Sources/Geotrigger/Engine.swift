@@ -43,11 +43,13 @@ package protocol RegionEventTableReader: EngineOutput {
 ///
 /// Not thread-safe (it owns a GEOS context): use one engine per thread.
 public final class Engine {
-    public let index: RegionIndex
-    public let monitor: Monitor
+    // The subsystems, each driven through the engine (its clock fires every owner's timers in
+    // order): package, so that no caller outside can apply a reading past the clock.
+    package let index: RegionIndex
+    package let monitor: Monitor
     /// Beacon regions: sightings, zones, fusion.
-    public let beacons: BeaconMonitor
-    public let scheduler: Scheduler
+    package let beacons: BeaconMonitor
+    package let scheduler: Scheduler
     /// Called for every region event, in order (after `output`).
     @exclusivity(unchecked) public var onEvent: ((RegionEvent) -> Void)?
     /// Called for every delivery, in order (after `output`).
@@ -174,7 +176,10 @@ public final class Engine {
 
     /// The device's id, interned on its first reading (no allocation for a known device).
     @inline(__always)
-    public func device(_ name: UnsafeRawBufferPointer) -> Int32 { monitor.device(name) }
+    package func device(_ name: UnsafeRawBufferPointer) -> Int32 { monitor.device(name) }
+
+    /// The device's id, interned on first sight.
+    public func device(_ name: String) -> Int32 { monitor.device(name) }
 
     // The batch of fixes of distinct devices (`Monitor.batchAppend`), for `ReadingApplier`.
     @inline(__always)

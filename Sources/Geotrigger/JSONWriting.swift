@@ -24,7 +24,7 @@ public struct RecordCursor {
 
     /// Raw bytes: their count.
     @inline(__always)
-    public mutating func put(bytes: UnsafeRawBufferPointer) {
+    package mutating func put(bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         p.initialize(from: source.assumingMemoryBound(to: UInt8.self), count: bytes.count)
         p += bytes.count
@@ -46,7 +46,7 @@ public struct RecordCursor {
     /// (`PlainLine`'s byte tests); anything else, or anything needing an escape, takes the
     /// byte loop.
     @inline(__always)
-    public mutating func putJSONString(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func putJSONString(_ bytes: UnsafeRawBufferPointer) {
         let n = bytes.count
         if n >= 4 && n <= 16, let b = bytes.baseAddress {
             if n >= 8 ? putPlain(b, n, as: UInt64.self) : putPlain(b, n, as: UInt32.self) { return }
@@ -198,7 +198,7 @@ extension OutputFile {
     }
 
     /// Appends `bytes` (UTF-8) as a JSON string literal, escaping per RFC 8259.
-    public func appendJSONString(_ bytes: UnsafeRawBufferPointer) {
+    package func appendJSONString(_ bytes: UnsafeRawBufferPointer) {
         appendRecord(maximum: 6 * bytes.count + 2) { $0.putJSONString(bytes) }
     }
 

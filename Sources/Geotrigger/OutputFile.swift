@@ -119,7 +119,7 @@ public final class OutputFile {
     }
 
     /// The pending bytes (a copy).
-    public var buffer: [UInt8] { Array(UnsafeBufferPointer(start: storage, count: count)) }
+    package var buffer: [UInt8] { Array(UnsafeBufferPointer(start: storage, count: count)) }
 
     /// The bytes appended since the last call; the buffer starts again empty.
     public func takeBytes() -> [UInt8] {
@@ -179,7 +179,7 @@ public final class OutputFile {
     }
 
     @inline(__always)
-    public func append(_ bytes: UnsafeRawBufferPointer) {
+    package func append(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         reserve(bytes.count)
         (storage + count).initialize(from: source.assumingMemoryBound(to: UInt8.self), count: bytes.count)

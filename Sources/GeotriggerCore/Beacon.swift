@@ -37,7 +37,7 @@ public struct BeaconID: Hashable, Sendable {
     }
 
     /// Parses a UUID in canonical hyphenated form (8-4-4-4-12) or as 32 hex digits, any case.
-    public static func parseUUID(_ b: UnsafeRawBufferPointer) -> (UInt64, UInt64)? {
+    package static func parseUUID(_ b: UnsafeRawBufferPointer) -> (UInt64, UInt64)? {
         guard let base = b.baseAddress else { return nil }
         let p = base.assumingMemoryBound(to: UInt8.self)
         let n = b.count

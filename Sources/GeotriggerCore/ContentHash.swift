@@ -31,7 +31,7 @@ public struct ContentHash: Equatable, Sendable {
         state = ((state << 27) | (state >> 37)) &* 5 &+ 0x52DC_E729
     }
 
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         var i = 0
         let n = bytes.count
         var pending = Int(length & 7)
@@ -58,7 +58,7 @@ public struct ContentHash: Equatable, Sendable {
         }
     }
 
-    public mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
+    package mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
 
     /// The hash of everything fed so far (feeding may go on).
     public var value: UInt64 {

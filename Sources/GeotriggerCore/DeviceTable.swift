@@ -74,7 +74,7 @@ public final class DeviceTable {
     /// The id of `name`, adding it if new. `isNew` tells whether it was just added. The guess
     /// (the successor of the device interned last) is tried inline; the hash out of line.
     @inlinable @inline(__always)
-    public func intern(_ name: UnsafeRawBufferPointer) -> (id: Int32, isNew: Bool) {
+    package func intern(_ name: UnsafeRawBufferPointer) -> (id: Int32, isNew: Bool) {
         if previous >= 0 {
             let guess = successors[Int(previous)]
             if guess >= 0 && equals(Int(guess), name) {
@@ -164,12 +164,12 @@ public final class DeviceTable {
     }
 
     /// The name's bytes; valid until the next `intern` of a new device.
-    public func withName<R>(_ id: Int32, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    package func withName<R>(_ id: Int32, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         body(nameBytes(id))
     }
 
     /// The name's bytes; valid until the next `intern` of a new device.
-    public func nameBytes(_ id: Int32) -> UnsafeRawBufferPointer {
+    package func nameBytes(_ id: Int32) -> UnsafeRawBufferPointer {
         let span = names[Int(id)]
         return UnsafeRawBufferPointer(start: arena.base.map { $0 + Int(span.offset) }, count: Int(span.length))
     }

@@ -135,7 +135,7 @@ public enum NumberParser {
     /// Returns the index after the number, or `i` when no number starts there (the grammar is
     /// strict: no leading `+`, no leading zeros, digits required after `.` and after `e`).
     @inlinable @inline(__always)
-    public static func parse(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
+    package static func parse(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
         // The usual number, whole: [-]digits[.digits] with at most 15 digits before the point, 1–7
         // after it and 19 in all, no exponent, and room to read 8 bytes at each run. Its digits
         // are an exact integer m below 2^53 and the value m / 10^k one correctly rounded division
@@ -301,7 +301,7 @@ public enum NumberParser {
 
     /// `strtod` on a NUL-terminated copy of the number's bytes.
     @inline(never)
-    public static func slowPath(_ p: UnsafePointer<UInt8>, _ count: Int) -> Double {
+    package static func slowPath(_ p: UnsafePointer<UInt8>, _ count: Int) -> Double {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: count + 1) { buf in
             let base = buf.baseAddress!
             UnsafeMutableRawPointer(base).copyMemory(from: p, byteCount: count)

@@ -12,7 +12,7 @@ public struct PodList<Element> {
     @usableFromInline var used: Int32 = 0
     @usableFromInline var room: Int32 = 0
 
-    @inlinable public var base: UnsafeMutablePointer<Element>? { storage }
+    @inlinable package var base: UnsafeMutablePointer<Element>? { storage }
     @inlinable public var count: Int32 { used }
     @inlinable public var capacity: Int32 { room }
 
@@ -25,7 +25,7 @@ public struct PodList<Element> {
         @inline(__always) nonmutating set { storage.unsafelyUnwrapped[i] = newValue }
     }
 
-    @inlinable public var buffer: UnsafeMutableBufferPointer<Element> {
+    @inlinable package var buffer: UnsafeMutableBufferPointer<Element> {
         @inline(__always) get { UnsafeMutableBufferPointer(start: storage, count: Int(used)) }
     }
 
@@ -57,7 +57,7 @@ public struct PodList<Element> {
 
     /// Appends every element of `elements`.
     @inlinable
-    public mutating func append(contentsOf elements: UnsafeBufferPointer<Element>) {
+    package mutating func append(contentsOf elements: UnsafeBufferPointer<Element>) {
         guard let source = elements.baseAddress, elements.count > 0 else { return }
         reserve(Int(used) + elements.count)
         (storage.unsafelyUnwrapped + Int(used)).initialize(from: source, count: elements.count)

@@ -53,7 +53,7 @@ public enum RFC3339 {
     // MARK: Parsing
 
     /// Parses an RFC 3339 date-time into Unix seconds, or returns `nil` if it is not one.
-    public static func parse(_ bytes: UnsafeRawBufferPointer) -> Double? {
+    package static func parse(_ bytes: UnsafeRawBufferPointer) -> Double? {
         let n = bytes.count
         guard n >= 20, let base = bytes.baseAddress else { return nil }
         let p = base.assumingMemoryBound(to: UInt8.self)
@@ -161,7 +161,7 @@ public enum RFC3339 {
     /// Writes `t` (Unix seconds) as `YYYY-MM-DDTHH:MM:SS.mmmZ` at `out` (24 bytes) and returns 24,
     /// or writes nothing and returns 0 when `t` is not finite or its year is outside 0…9999
     /// (`format(_:into:)` spells those out). For writers that format into their own buffer.
-    public static func format24(_ t: Double, to out: UnsafeMutablePointer<UInt8>) -> Int {
+    package static func format24(_ t: Double, to out: UnsafeMutablePointer<UInt8>) -> Int {
         var days = DayCache()
         return format24(t, to: out, days: &days)
     }
@@ -177,7 +177,7 @@ public enum RFC3339 {
     /// `format24(_:to:)`, taking the date from `days` when `t` falls on its day (and leaving the
     /// day's date there otherwise).
     @inline(__always)
-    public static func format24(_ t: Double, to out: UnsafeMutablePointer<UInt8>, days cache: inout DayCache) -> Int {
+    package static func format24(_ t: Double, to out: UnsafeMutablePointer<UInt8>, days cache: inout DayCache) -> Int {
         guard let (days, sod, ms) = split(t) else { return 0 }
         // Digits by unsigned arithmetic: every value here is in 0…99 (the year in halves).
         @inline(__always) func put2(_ k: Int, _ v: Int) {

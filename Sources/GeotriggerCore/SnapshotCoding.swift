@@ -50,12 +50,12 @@ public struct SnapshotWriter {
     /// A signed number as a varint of its zigzag code (small magnitudes take one byte).
     public mutating func zigzag(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
 
-    public mutating func raw(_ b: UnsafeRawBufferPointer) {
+    package mutating func raw(_ b: UnsafeRawBufferPointer) {
         count(b.count)
         bytes.append(contentsOf: b)
     }
 
-    public mutating func raw(_ b: [UInt8]) { b.withUnsafeBytes { raw($0) } }
+    package mutating func raw(_ b: [UInt8]) { b.withUnsafeBytes { raw($0) } }
 
     public mutating func string(_ s: String) {
         var s = s

@@ -456,7 +456,7 @@ public final class RegionIndex {
     ///
     /// Every region that `p` is inside of, or not yet beyond the exit margin of, is among them.
     /// The buffer is reused by the next call. Also sets the point the polygon tests use.
-    public func candidates(at p: Coordinate) -> UnsafeBufferPointer<Int32> {
+    package func candidates(at p: Coordinate) -> UnsafeBufferPointer<Int32> {
         setQueryPoint(p)
         var found = query(minX: p.longitude, minY: p.latitude, maxX: p.longitude, maxY: p.latitude)
         // Envelopes split at the antimeridian end at +180 or start at -180: a point on that line
@@ -476,7 +476,7 @@ public final class RegionIndex {
     ///
     /// Any region not returned cannot contain a point within `metres` of `p`, so a device that
     /// stays that close needs no new query.
-    public func candidates(around p: Coordinate, metres: Double) -> UnsafeBufferPointer<Int32>? {
+    package func candidates(around p: Coordinate, metres: Double) -> UnsafeBufferPointer<Int32>? {
         // Degrees that certainly cover `metres`: at least 110,000 m per degree of latitude, and
         // 111,000·cos(latitude) per degree of longitude at the box's most poleward latitude.
         let dLat = metres / 110_000
@@ -662,21 +662,21 @@ public final class RegionIndex {
     /// them), so the cache misses of a batch of tests overlap instead of coming one test at a
     /// time. Unchecked: a prefetch never faults, so even a wrong id would only waste a load.
     @inlinable @inline(__always)
-    public func warm(_ regions: UnsafeBufferPointer<Int32>) {
+    package func warm(_ regions: UnsafeBufferPointer<Int32>) {
         let base = hot
         for r in regions { geotrigger_prefetch(base + Int(r)) }
     }
 
     /// Prefetches the hot entry of region `r` (a hint: any `r` is safe).
     @inlinable @inline(__always)
-    public func prefetch(_ r: Int32) {
+    package func prefetch(_ r: Int32) {
         if r >= 0 && Int(r) < count { geotrigger_prefetch(hot + Int(r)) }
     }
 
     /// Prefetches what reporting an event of region `r` reads: the region (its id, for the
     /// output). Call it as soon as the event is known, so the miss overlaps the work before the
     /// report. (The distance comes from the hot line, which the test has just read.)
-    public func prefetchForEvent(_ r: Int32) {
+    package func prefetchForEvent(_ r: Int32) {
         guard r >= 0 && Int(r) < count else { return }
         regions.withUnsafeBufferPointer { geotrigger_prefetch($0.baseAddress! + Int(r)) }
     }
@@ -690,7 +690,7 @@ public final class RegionIndex {
     }
 
     /// Sets the point the polygon tests use (done by the `candidates` calls).
-    public func setQueryPoint(_ p: Coordinate) {
+    package func setQueryPoint(_ p: Coordinate) {
         queryCoordinate = p
         queryPointStale = true
     }

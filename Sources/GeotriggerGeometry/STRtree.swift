@@ -42,7 +42,7 @@ public final class STRtree {
     /// Items whose rectangle intersects the geometry's envelope, in tree order (`GEOSSTRtree_query_r`).
     ///
     /// The returned buffer is reused by the next query.
-    public func query(_ geometry: GEOSGeometry) -> UnsafeBufferPointer<Int32> {
+    package func query(_ geometry: GEOSGeometry) -> UnsafeBufferPointer<Int32> {
         UnsafeBufferPointer(query(handle: geometry.handle, appending: false))
     }
 
@@ -62,7 +62,7 @@ public final class STRtree {
     }
 
     /// Items whose rectangle intersects the given rectangle.
-    public func query(minX: Double, minY: Double, maxX: Double, maxY: Double) throws -> UnsafeBufferPointer<Int32> {
+    package func query(minX: Double, minY: Double, maxX: Double, maxY: Double) throws -> UnsafeBufferPointer<Int32> {
         let rect = try GEOSGeometry(context: context, minX: minX, minY: minY, maxX: maxX, maxY: maxY)
         return query(rect)
     }

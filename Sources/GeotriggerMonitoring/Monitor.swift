@@ -350,7 +350,7 @@ public final class Monitor: TimerOwner {
 
     /// The device's state slot, adding one for a new device.
     @inline(__always)
-    public func device(_ name: UnsafeRawBufferPointer) -> Int32 {
+    package func device(_ name: UnsafeRawBufferPointer) -> Int32 {
         let (id, isNew) = devices.intern(name)
         // A reused id (`forget`) has its slot, reset already.
         if isNew && Int(id) == stateCount { appendState() }

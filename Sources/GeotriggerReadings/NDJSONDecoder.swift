@@ -59,7 +59,7 @@ public final class NDJSONDecoder: ReadingDecoder {
     /// record (counted in `blankLines`). The bytes are copied to a buffer of the decoder's
     /// (the caller's may end at the record's last byte), so `current` and `rejectedLine` stay
     /// valid until the next call; nothing is allocated once the longest record so far fits.
-    public func decode(record: UnsafeRawBufferPointer) -> DecodeStep {
+    package func decode(record: UnsafeRawBufferPointer) -> DecodeStep {
         framing.decode(record, maxLength: maxRecordLength) { p, n in
             switch parse(p, n) {
             case 0: .reading

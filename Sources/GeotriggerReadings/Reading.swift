@@ -15,7 +15,7 @@ public struct Reading {
     /// Unix seconds (fractions allowed).
     public var t: Double = 0
     /// The device identifier as UTF-8 bytes, JSON escapes already resolved.
-    public var device: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+    package var device: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
 
     // Fix fields.
     public var latitude: Double = .nan
@@ -34,7 +34,7 @@ public struct Reading {
     public var op: ControlOp = .add
 
     /// The whole input record, verbatim (without its line terminator).
-    public var line: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+    package var line: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
 
     public init() {}
 

@@ -49,7 +49,7 @@ extension PositionFusion {
         anchors.withUnsafeBufferPointer { solveLogRange($0) }
     }
 
-    public static func solveLogRange(_ a: UnsafeBufferPointer<FusionAnchor>) -> FusionFix {
+    package static func solveLogRange(_ a: UnsafeBufferPointer<FusionAnchor>) -> FusionFix {
         @inline(__always) func usable(_ p: FusionAnchor) -> Bool { p.isUsable && p.distance > 0 }
 
         var usableCount = 0

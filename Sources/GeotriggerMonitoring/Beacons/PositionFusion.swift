@@ -95,7 +95,7 @@ public struct FusionAnchors: Sendable {
     public mutating func removeAll() { count = 0 }
 
     /// The anchors as a contiguous buffer, valid inside `body` only.
-    public func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<FusionAnchor>) throws -> R) rethrows -> R {
+    package func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<FusionAnchor>) throws -> R) rethrows -> R {
         let n = count
         return try withUnsafeBytes(of: storage) { raw in
             try body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: FusionAnchor.self), count: n))
@@ -169,7 +169,7 @@ public enum PositionFusion {
         anchors.withUnsafeBufferPointer { solve($0) }
     }
 
-    public static func solve(_ a: UnsafeBufferPointer<FusionAnchor>) -> FusionFix {
+    package static func solve(_ a: UnsafeBufferPointer<FusionAnchor>) -> FusionFix {
         var usable = 0
         var first = -1, second = -1
         var sw = 0.0, cx = 0.0, cy = 0.0

@@ -63,7 +63,7 @@ public struct Workload {
 
     /// The engine's ids for this workload's devices, by workload id.
     public func intern(into engine: Engine) -> [Int32] {
-        deviceNames.map { engine.monitor.device($0) }
+        deviceNames.map { engine.device($0) }
     }
 
     /// Applies readings `range` (positions in this workload) to `engine`, calling `each` after every one.
