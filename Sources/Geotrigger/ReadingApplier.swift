@@ -47,6 +47,47 @@ package final class ReadingApplier {
         case rejected(RejectReason)
     }
 
+    /// What became of a reading of any kind (`apply`).
+    package enum Outcome {
+        /// A fix waiting in the batch, as `device`: its events come when the batch is applied.
+        case batched(device: Int32)
+        /// Applied (a fix's accuracy may have kept it from changing any state).
+        case applied
+        /// Rejected, and what was wrong when there is more to say than the reason.
+        case rejected(RejectReason, String?)
+    }
+
+    /// The one way a decoded reading reaches the engine, for `replay`, its `--jobs` and
+    /// `consume`: a region record to the regions, anything else to its device, interned here.
+    @inline(__always)
+    package func apply(_ r: Reading) -> Outcome {
+        if r.kind == .control && r.op.isRegionChange {
+            guard let (reason, detail) = regionRecord(op: r.op, t: r.t, line: r.line) else { return .applied }
+            return .rejected(reason, detail)
+        }
+        return apply(r, device: device(r.device))
+    }
+
+    /// A reading of device `d` (interned already: a `--jobs` job's readings come with their id),
+    /// dispatched by kind. A region record has no device: use `apply(_:)`.
+    @inline(__always)
+    package func apply(_ r: Reading, device d: Int32) -> Outcome {
+        switch r.kind {
+        case .fix:
+            switch fix(device: d, t: r.t, at: Coordinate(latitude: r.latitude, longitude: r.longitude), accuracy: r.accuracy) {
+            case .batched: return .batched(device: d)
+            case .applied: return .applied
+            case .rejected(let reason): return .rejected(reason, nil)
+            }
+        case .sighting:
+            guard let reason = sighting(device: d, t: r.t, beacon: r.beacon, rssi: r.rssi, tx: r.tx) else { return .applied }
+            return .rejected(reason, nil)
+        case .control:
+            guard let (reason, detail) = control(device: d, t: r.t, op: r.op, line: r.line) else { return .applied }
+            return .rejected(reason, detail)
+        }
+    }
+
     /// The device's id, interned on first sight (no allocation for a known device).
     @inline(__always)
     package func device(_ name: UnsafeRawBufferPointer) -> Int32 { engine.device(name) }

@@ -104,6 +104,7 @@ public final class Replay {
             s.checkpointSeconds = checkpointer.seconds
         }
         if let counts = applier?.counts { s.add(counts) }
+        if let rejectSink { s.rejected = rejectSink.counts }
         return s
     }
     /// The figures counted here (rejections, the run's sizes and times); with one thread, what
@@ -111,9 +112,11 @@ public final class Replay {
     @exclusivity(unchecked) var tally = ReplayStatistics()
     /// The one-thread run's applier, once there is one.
     private var applier: ReadingApplier?
+    /// Counts, reports and writes the run's rejected records, once the outputs are open.
+    var rejectSink: RejectSink?
     /// `--checkpoint`: the run's snapshots, and how the read loop takes one.
     var checkpointer: Checkpointer?
-    private var checkpointNow: ((_ reported: Int) throws -> Void)?
+    private var checkpointNow: (() throws -> Void)?
     /// The run stopped at SIGINT or SIGTERM after writing a checkpoint, before its end.
     public internal(set) var stoppedBySignal = false
     private var keptOutput: OutputFile?
@@ -133,18 +136,6 @@ public final class Replay {
     }
 
     deinit { serviceExtension?.finish() }
-
-    /// Loads the regions and builds the index, its regions in spatial order (`RegionOrder.spatial`:
-    /// events are still reported in file order); a bad file stops here, before any reading.
-    public static func loadIndex(path: String, hysteresis: Hysteresis, tree: SpatialIndexKind = .packed) throws -> RegionIndex {
-        let regions = try loadRegions(path: path)
-        do {
-            return try RegionIndex(regions: regions, hysteresis: hysteresis, tree: tree, order: .spatial)
-        } catch var error as RegionFileError {
-            if error.file.isEmpty { error.file = path }
-            throw ReplayError.badRegions(error)
-        }
-    }
 
     /// Reads and checks the regions file; a bad file stops here, with the exit status SPEC §2 gives it.
     public static func loadRegions(path: String) throws -> [Region] {
@@ -200,13 +191,10 @@ public final class Replay {
     public func run() throws -> ReplayStatistics {
         let start = monotonicSeconds()
         let config = configuration
-        try Self.checkLimits(config)
-        let index = try Self.loadIndex(path: config.regionsPath, hysteresis: config.hysteresis, tree: config.tree)
-        // The ids as events write them are made with the index: a part of loading the regions.
-        let ids = IDSlots(regions: index.regions)
-        tally.loadSeconds = monotonicSeconds() - start
+        let setup = try RunSetup(config)
+        let (index, ids, requests) = (setup.index, setup.ids, setup.requests)
+        tally.loadSeconds = setup.loadSeconds
         tally.regions = index.count
-        let requests = try config.requestsPath.map { try Self.loadRequests(path: $0, index: index) } ?? []
 
         // Open every input before reading any, so a missing file stops the run cleanly.
         let paths = config.inputs.isEmpty ? ["-"] : config.inputs
@@ -264,8 +252,15 @@ public final class Replay {
         } catch let error as IOFailure {
             throw ReplayError.io(error.description)
         }
+        let rejectSink = RejectSink(strict: config.strict, limit: config.reportedRejectLimit, output: rejects,
+                                    diagnostics: diagnostics)
+        self.rejectSink = rejectSink
         // The counts so far (with one job, the applier counts on from zero: `statistics` adds them).
-        if let resumed { tally.restoreCounts(from: resumed.tally) }
+        if let resumed {
+            tally.restoreCounts(from: resumed.tally)
+            rejectSink.counts = resumed.tally.rejected
+            rejectSink.reported = resumed.reported
+        }
         if config.jobs > 1 {
             try runJobs(index: index, ids: ids, requests: requests, readings: merged, output: output, rejects: rejects,
                         totalBytes: totalBytes, resumed: resumed)
@@ -283,7 +278,6 @@ public final class Replay {
         self.applier = applier
         let progress = config.progress && totalBytes > 0 ? ProgressBar(totalBytes: totalBytes, write: diagnostics) : nil
 
-        var reported = 0
         if let resumed {
             var r = SnapshotReader(resumed.body, offset: resumed.engineOffset)
             do {
@@ -292,18 +286,16 @@ public final class Replay {
                 throw ReplayError.checkpoint("cannot resume: \(error.message)")
             }
             writer.restoreCounts(events: resumed.eventCounts, deliveries: resumed.deliveryCounts)
-            reported = resumed.reported
         }
-        /// A checkpoint of the one-thread run, now (between records); `reported`: the reject
-        /// reports written to stderr so far.
-        func checkpoint(reported: Int) throws {
+        /// A checkpoint of the one-thread run, now (between records).
+        func checkpoint() throws {
             guard let checkpointer else { return }
             applier.flush()
             if let failure = writer.failure { throw ReplayError.io(failure.description) }
             try checkpointer.synchronize(output, rejects)
             let s = statistics
             try checkpointer.write(records: s.records, positions: merged.positions, outputLength: output.written,
-                                   rejectsLength: rejects?.written ?? 0, reported: reported, statistics: s,
+                                   rejectsLength: rejects?.written ?? 0, reported: rejectSink.reported, statistics: s,
                                    eventCounts: writer.counts, deliveryCounts: writer.deliveryCounts) { w in
                 engine.writeSnapshot(to: &w)
             }
@@ -315,18 +307,18 @@ public final class Replay {
         // One input (the usual case) is read through its concrete type: direct calls, no
         // existential copied and retained per reading. Several go through the merge by time.
         if decoders.count == 1, let d = decoders[0] as? NDJSONDecoder {
-            try readAll(d, applier: applier, writer: writer, progress: progress, rejects: rejects, reported: &reported)
+            try readAll(d, applier: applier, writer: writer, progress: progress)
         } else if decoders.count == 1, let d = decoders[0] as? CSVDecoder {
-            try readAll(d, applier: applier, writer: writer, progress: progress, rejects: rejects, reported: &reported)
+            try readAll(d, applier: applier, writer: writer, progress: progress)
         } else {
-            try readAll(merged, applier: applier, writer: writer, progress: progress, rejects: rejects, reported: &reported)
+            try readAll(merged, applier: applier, writer: writer, progress: progress)
         }
         if let error = merged.ioErrors.first { throw ReplayError.io("\(error.source): \(error.message)") }
         progress?.finish()
         tally.gpxPointsWithoutTime = merged.untimedPoints
         if checkpointer != nil && StopSignals.requested {
             // Stopped by SIGINT or SIGTERM: the snapshot is the run's state; the same command goes on.
-            try checkpoint(reported: reported)
+            try checkpoint()
             stoppedBySignal = true
             return finished(since: start)
         }
@@ -334,10 +326,10 @@ public final class Replay {
         // The last snapshot, at the end of the input and before --until and --state-out, which a
         // run resumed from it does again: the same command run again writes the same files again,
         // and an input that has grown since is read on as if the run had never ended.
-        try checkpoint(reported: reported)
+        try checkpoint()
         if let until = config.until { engine.advance(to: until) }
         if let failure = writer.failure { throw ReplayError.io(failure.description) }
-        try finish(output: output, rejects: rejects, reported: reported, counts: writer.counts,
+        try finish(output: output, rejects: rejects, counts: writer.counts,
                    deliveryCounts: writer.deliveryCounts) { StateWriter.write(engine: engine, to: $0) }
         return finished(since: start)
     }
@@ -353,8 +345,7 @@ public final class Replay {
     /// The single-threaded read loop: every record of `source` through the applier, rejects
     /// reported, progress shown. Generic, so that each concrete source gets its own copy.
     private func readAll<Source: ReplaySource>(_ source: Source, applier: ReadingApplier, writer: EventWriter,
-                                               progress: ProgressBar?, rejects: OutputFile?,
-                                               reported: inout Int) throws {
+                                               progress: ProgressBar?) throws {
         // The loop's state lives in an object: locals captured by the fast lane's closure would
         // be boxed and checked for exclusive access at every reading.
         let loop = ReadLoopState(applier: applier, writer: writer,
@@ -363,8 +354,7 @@ public final class Replay {
         func reject(_ reason: RejectReason, detail: String? = nil, line: UnsafeRawBufferPointer) throws {
             // Under --strict the run stops here: the events before this record are written first.
             applier.flush()
-            try self.reject(reason, detail: detail, source: source.rejectSource, line: line, rejects: rejects,
-                            reported: &reported)
+            try self.reject(reason, detail: detail, source: source.rejectSource, line: line)
         }
         readLoop: while true {
             // Whether fixes may be batched is asked again once per lane, as records that are not
@@ -401,7 +391,7 @@ public final class Replay {
                 loop.sinceProgress = 0
                 let records = statistics.records
                 progress?.update(bytes: source.bytesRead, records: records)
-                if let checkpointer, records >= checkpointer.nextAt { try checkpointNow?(reported) }
+                if let checkpointer, records >= checkpointer.nextAt { try checkpointNow?() }
             }
             // A stop signal ends the input here; the run then writes a checkpoint and stops.
             if checkpointer != nil && StopSignals.requested { break readLoop }
@@ -413,30 +403,8 @@ public final class Replay {
                 try reject(reason, line: source.rejectedLine)
             case .reading:
                 let r = source.current
-                if r.kind == .control && r.op.isRegionChange {
-                    if let (reason, detail) = applier.regionRecord(op: r.op, t: r.t, line: r.line) {
-                        try reject(reason, detail: detail, line: r.line)
-                    }
-                    if let failure = writer.failure { throw ReplayError.io(failure.description) }
-                    loop.sinceProgress += 1
-                    continue readLoop
-                }
-                let d = applier.device(r.device)
-                switch r.kind {
-                case .fix:
-                    if case .rejected(let reason) = applier.fix(device: d, t: r.t, at: Coordinate(latitude: r.latitude,
-                                                                                                   longitude: r.longitude),
-                                                                accuracy: r.accuracy) {
-                        try reject(reason, line: r.line)
-                    }
-                case .sighting:
-                    if let reason = applier.sighting(device: d, t: r.t, beacon: r.beacon, rssi: r.rssi, tx: r.tx) {
-                        try reject(reason, line: r.line)
-                    }
-                case .control:
-                    if let (reason, detail) = applier.control(device: d, t: r.t, op: r.op, line: r.line) {
-                        try reject(reason, detail: detail, line: r.line)
-                    }
+                if case .rejected(let reason, let detail) = applier.apply(r) {
+                    try reject(reason, detail: detail, line: r.line)
                 }
                 if let failure = writer.failure { throw ReplayError.io(failure.description) }
             }
@@ -446,7 +414,7 @@ public final class Replay {
 
     /// The end of a run: flushes the events and `--rejects`, writes `--state-out` with `writeState`,
     /// and completes the summary.
-    func finish(output: OutputFile, rejects: OutputFile?, reported: Int, counts: [Int], deliveryCounts: [Int],
+    func finish(output: OutputFile, rejects: OutputFile?, counts: [Int], deliveryCounts: [Int],
                 writeState: (OutputFile) -> Void) throws {
         do {
             try output.flush()
@@ -459,44 +427,23 @@ public final class Replay {
         } catch let error as IOFailure {
             throw ReplayError.io(error.description)
         }
-        if reported < tally.rejectedTotal {
-            diagnostics("geotrigger: \(grouped(tally.rejectedTotal - reported)) more rejected records not shown\n")
-        }
+        rejectSink?.finish()
         tally.events = counts
         tally.deliveries = deliveryCounts
     }
 
+    /// A record `source` rejected: to the run's reject sink, which stops the run under `--strict`.
     private func reject(_ reason: RejectReason, detail: String? = nil, source: any ReadingDecoder,
-                        line: UnsafeRawBufferPointer, rejects: OutputFile?, reported: inout Int) throws {
-        tally.reject(reason)
+                        line: UnsafeRawBufferPointer) throws {
         let place = "\(source.sourceName):\(source.lineNumber)"
-        if configuration.strict {
-            throw ReplayError.strictRejection("\(place): \(Self.message(reason, detail))")
+        if let stop = try Self.io({ try rejectSink!.reject(reason, detail: detail, place: place, record: line) }) {
+            throw ReplayError.strictRejection(stop)
         }
-        try report(reason, detail: detail, place: place, line: line, rejects: rejects, reported: &reported)
     }
 
-    package static func message(_ reason: RejectReason, _ detail: String?) -> String {
-        detail.map { "\(reason.message): \($0)" } ?? reason.message
-    }
-
-    /// Reports a rejected record: on stderr (the first few) and in `--rejects`.
-    func report(_ reason: RejectReason, detail: String?, place: String, line: UnsafeRawBufferPointer,
-                rejects: OutputFile?, reported: inout Int) throws {
-        let message = Self.message(reason, detail)
-        if reported < configuration.reportedRejectLimit {
-            reported += 1
-            diagnostics("\(place): \(message)\n")
-        }
-        if let rejects {
-            rejects.append(string: place)
-            rejects.append(UInt8(ascii: "\t"))
-            rejects.append(string: reason.rawValue)
-            rejects.append(UInt8(ascii: "\t"))
-            rejects.append(line)
-            rejects.append(UInt8(ascii: "\n"))
-            do { try rejects.endRecord() } catch let error as IOFailure { throw ReplayError.io(error.description) }
-        }
+    /// `body`, its write failure made the run's I/O error.
+    static func io<R>(_ body: () throws -> R) throws -> R {
+        do { return try body() } catch let error as IOFailure { throw ReplayError.io(error.description) }
     }
 }
 

@@ -32,6 +32,26 @@ struct JobItem {
     var beacon = BeaconID()
     /// Control or region record: its index in the batch's `controls`.
     var control: Int32 = -1
+
+    /// The item as the applier takes a reading: a view, whose `line` (a control or region
+    /// record's) lives as long as the caller's buffer.
+    func reading(op: ControlOp = .add, line: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) -> Reading {
+        var r = Reading()
+        r.t = t
+        switch kind {
+        case .fix:
+            (r.latitude, r.longitude, r.accuracy) = (latitude, longitude, accuracy)
+        case .sighting:
+            r.kind = .sighting
+            (r.rssi, r.tx, r.beacon) = (rssi, tx, beacon)
+        case .control, .region:
+            r.kind = .control
+            (r.op, r.line) = (op, line)
+        case .tick:
+            break
+        }
+        return r
+    }
 }
 
 /// A control record's bytes, copied (the decoder's buffer moves on; control records are rare).
@@ -294,35 +314,29 @@ final class ReplayJob {
             // Events tagged with `seq`, unless they come from the applier's batch: those carry
             // their own fix's number (`batchSeqs`, set once the fix has joined the batch).
             seq = item.seq
-            switch item.kind {
-            case .fix:
-                // The reader rejected it already if it was out of order.
-                if case .batched = applier.fix(device: d, t: item.t, at: Coordinate(latitude: item.latitude,
-                                                                                       longitude: item.longitude),
-                                               accuracy: item.accuracy) {
-                    batchSeqs[Int(d)] = item.seq
-                }
-            case .sighting:
-                _ = applier.sighting(device: d, t: item.t, beacon: item.beacon, rssi: item.rssi, tx: item.tx)
-            case .control:
-                let control = batch.controls[Int(item.control)]
-                if let (reason, detail) = control.line.withUnsafeBytes({
-                    applier.control(device: d, t: item.t, op: control.op, line: $0)
-                }) {
-                    rejections.append(PendingRejection(seq: item.seq, reason: reason, detail: detail,
-                                                       place: control.place, line: control.line, byJob: true))
-                }
-            case .tick:
+            if item.kind == .tick {
                 applier.tick(to: item.t)
-            case .region:
+                continue
+            }
+            // The engine's rules, through the applier as on one thread: the reader has only
+            // rejected what needs no state (decoding, a reading older than its device's last).
+            let outcome: ReadingApplier.Outcome
+            if item.control >= 0 {
                 let control = batch.controls[Int(item.control)]
-                if let (reason, detail) = control.line.withUnsafeBytes({
-                    applier.regionRecord(op: control.op, t: item.t, line: $0)
-                }), job == 0 {
+                outcome = control.line.withUnsafeBytes { line in
+                    let r = item.reading(op: control.op, line: line)
+                    return item.kind == .region ? applier.apply(r) : applier.apply(r, device: d)
+                }
+                // A record a job refuses is reported by the merge: a region record by job 0
+                // alone (every job decides it alike).
+                if case .rejected(let reason, let detail) = outcome, item.kind == .control || job == 0 {
                     rejections.append(PendingRejection(seq: item.seq, reason: reason, detail: detail,
                                                        place: control.place, line: control.line, byJob: true))
                 }
+            } else {
+                outcome = applier.apply(item.reading(), device: d)
             }
+            if case .batched = outcome { batchSeqs[Int(d)] = item.seq }
         }
         precondition(nextNote == notes.count, "replay job \(job): a device note without its record")
         applier.flush()

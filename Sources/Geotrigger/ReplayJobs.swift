@@ -61,7 +61,7 @@ extension Replay {
 
         let flushEvery = min(8192 * jobs, checkpointer?.every ?? .max)
         var snapshots: [Int: ReplayStatistics] = [:]
-        var reported = resumed?.reported ?? 0
+        let sink = rejectSink!
         let maxAccuracy = config.monitor.maxAccuracy
         let progress = config.progress && totalBytes > 0 ? ProgressBar(totalBytes: totalBytes, write: diagnostics) : nil
 
@@ -78,14 +78,15 @@ extension Replay {
                 spareItems.append(done[k].spareItems)
                 done[k].spareItems = []
             }
-            try merge.drain(done, into: output, replay: self, rejects: rejects, reported: &reported)
+            try merge.drain(done, into: output, replay: self)
         }
         /// Returns false when `--strict` stops the run here.
         func reject(_ reason: RejectReason, source: any ReadingDecoder, line: UnsafeRawBufferPointer) -> Bool {
-            tally.reject(reason)
+            // Counted now, in input order; reported by the merge once the jobs are past it.
+            sink.count(reason)
             let place = "\(source.sourceName):\(source.lineNumber)"
-            if config.strict {
-                merge.readerStop = (rd.seq, "\(place): \(Self.message(reason, nil))")
+            if sink.strict {
+                merge.readerStop = (rd.seq, "\(place): \(RejectSink.message(reason, nil))")
                 return false
             }
             merge.rejections.append(PendingRejection(seq: rd.seq, reason: reason, place: place, line: Array(line), byJob: false))
@@ -103,14 +104,15 @@ extension Replay {
             if last { sentLast = true }
             try flush()
             while merge.jobStates.contains(where: { $0 == nil }) {
-                try merge.drain([results.pop()], into: output, replay: self, rejects: rejects, reported: &reported)
+                try merge.drain([results.pop()], into: output, replay: self)
             }
             guard merge.jobStop == nil else { return }
             snapshots.removeAll()
             try checkpointer.synchronize(output, rejects)
             let states = merge.takeJobStates()
-            try checkpointer.write(records: tally.records, positions: merged.positions, outputLength: output.written,
-                                   rejectsLength: rejects?.written ?? 0, reported: reported, statistics: tally,
+            let s = statistics
+            try checkpointer.write(records: s.records, positions: merged.positions, outputLength: output.written,
+                                   rejectsLength: rejects?.written ?? 0, reported: sink.reported, statistics: s,
                                    eventCounts: [], deliveryCounts: []) { w in
                 rd.write(to: &w, jobStates: states)
             }
@@ -121,7 +123,7 @@ extension Replay {
         func betweenRecords() throws -> Bool {
             if rd.sinceFlush >= flushEvery {
                 rd.sinceFlush = 0
-                if let checkpointer, tally.records >= checkpointer.nextAt {
+                if let checkpointer, statistics.records >= checkpointer.nextAt {
                     try takeCheckpoint()
                 } else {
                     try flush()
@@ -130,7 +132,7 @@ extension Replay {
             }
             if let progress, rd.sinceProgress >= 4096 {
                 rd.sinceProgress = 0
-                progress.update(bytes: merged.bytesRead, records: tally.records)
+                progress.update(bytes: merged.bytesRead, records: statistics.records)
             }
             return !(checkpointer != nil && StopSignals.requested)
         }
@@ -169,7 +171,7 @@ extension Replay {
                     // A region record reaches every job at its place in the input: each applies it
                     // to its own index and devices (job 0 reports it if it is refused; every job
                     // decides alike). It moves the stream clock as any reading does.
-                    if config.strict { snapshots[rd.seq] = tally }
+                    if config.strict { snapshots[rd.seq] = statistics }
                     let control = JobControl(op: r.op, line: Array(r.line),
                                              place: "\(merged.currentSource.sourceName):\(merged.currentSource.lineNumber)")
                     for k in 0..<jobs {
@@ -202,7 +204,7 @@ extension Replay {
                     if !matches { tally.sightingsUnmatched += 1 }
                 case .control:
                     // A job may still refuse it; under --strict the summary is then this one's.
-                    if config.strict { snapshots[rd.seq] = tally }
+                    if config.strict { snapshots[rd.seq] = statistics }
                     item.kind = .control
                     item.control = Int32(rd.batches[j].controls.count)
                     rd.batches[j].controls.append(JobControl(op: r.op, line: Array(r.line),
@@ -233,18 +235,22 @@ extension Replay {
         sentLast = true  // `flush` pushes them before anything in it can throw
         try flush()
         while merge.running > 0 {
-            try merge.drain([results.pop()], into: output, replay: self, rejects: rejects, reported: &reported)
+            try merge.drain([results.pop()], into: output, replay: self)
         }
         if let (s, message) = merge.jobStop {
-            tally = snapshots[s] ?? tally
-            tally.reject(.badControl)
+            // The summary is the one the single engine stops with: as at that control record.
+            if let snapshot = snapshots[s] {
+                tally = snapshot
+                sink.counts = snapshot.rejected
+            }
+            sink.count(.badControl)
             throw ReplayError.strictRejection(message)
         }
         if let (_, message) = merge.readerStop { throw ReplayError.strictRejection(message) }
         if let error = merged.ioErrors.first { throw ReplayError.io("\(error.source): \(error.message)") }
         progress?.finish()
 
-        try finish(output: output, rejects: rejects, reported: reported, counts: merge.counts,
+        try finish(output: output, rejects: rejects, counts: merge.counts,
                    deliveryCounts: merge.deliveryCounts) { state in
             StateWriter.writeHeader(clock: rd.clock, to: state)
             for (k, entry) in merge.states.sorted(by: { $0.rank < $1.rank }).enumerated() {
@@ -474,8 +480,7 @@ final class JobMerge {
 
     /// Takes `results` in, then writes every record and reports every rejection that all jobs are
     /// past: those are final.
-    func drain(_ results: [JobResult], into output: OutputFile, replay: Replay, rejects: OutputFile?,
-               reported: inout Int) throws {
+    func drain(_ results: [JobResult], into output: OutputFile, replay: Replay) throws {
         for r in results { receive(r) }
         guard jobStop == nil else { return }
         var limit = through.min() ?? 0
@@ -483,17 +488,18 @@ final class JobMerge {
         rejections.removeAll { $0.seq <= limit }
         if strict, let first = ready.first(where: { $0.byJob }) {
             // The single engine stops after this control record: its own events are written.
-            jobStop = (first.seq, "\(first.place): \(Replay.message(first.reason, first.detail))")
+            jobStop = (first.seq, "\(first.place): \(RejectSink.message(first.reason, first.detail))")
             limit = first.seq
             ready = []
         }
+        let sink = replay.rejectSink!
         for r in ready {
             if r.byJob {
                 replay.tally.controls -= 1
-                replay.tally.reject(r.reason)
+                sink.count(r.reason)
             }
-            try r.line.withUnsafeBytes {
-                try replay.report(r.reason, detail: r.detail, place: r.place, line: $0, rejects: rejects, reported: &reported)
+            try Replay.io {
+                try r.line.withUnsafeBytes { try sink.report(r.reason, detail: r.detail, place: r.place, record: $0) }
             }
         }
         try write(through: limit, into: output)

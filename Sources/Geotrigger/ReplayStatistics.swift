@@ -74,8 +74,9 @@ public struct ReplayStatistics: Sendable {
     public var summary: String {
         var lines: [String] = []
         let rate = elapsed > 0 ? Double(records) / elapsed : 0
-        var read = "\(grouped(records)) records from \(inputs) input\(inputs == 1 ? "" : "s"): \(grouped(fixes)) GPS fix"
-            + (fixes == 1 ? "" : "es")
+        // A stream with no inputs of its own to count (a Kafka topic's partitions) says no "from".
+        let from = inputs > 0 ? " from \(inputs) input\(inputs == 1 ? "" : "s")" : ""
+        var read = "\(grouped(records)) records\(from): \(grouped(fixes)) GPS fix" + (fixes == 1 ? "" : "es")
         if sightings > 0 { read += ", \(grouped(sightings)) beacon sighting" + (sightings == 1 ? "" : "s") }
         if controls > 0 {
             read += ", \(grouped(controls)) control record" + (controls == 1 ? "" : "s") + " (scheduler or region changes)"

@@ -107,7 +107,7 @@ public struct ConsumeStatistics: Sendable {
     public var processCPUSeconds = 0.0
 
     public var summary: String {
-        var s = replay.summary.replacingOccurrences(of: " from 1 input:", with: ":")
+        var s = replay.summary
         var lines: [String] = []
         lines.append("partitions: \(grouped(partitionsAssigned)) assigned (\(grouped(snapshotsLoaded)) resumed from snapshots "
                      + "in \(formatSeconds(snapshotLoadSeconds))), \(grouped(partitionsRevoked)) revoked, "
@@ -178,7 +178,8 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     private var fatal: ConsumeError?
     /// Commits refused, by partition: retried once the group has settled.
     private var pendingCommits: [Int32: (offset: Int64, metadata: String)] = [:]
-    private var reported = 0
+    /// The run's rejected records (`GROUP-rejects`, stderr, `--strict`), once the producer is made.
+    private var rejects: RejectSink!
     @exclusivity(unchecked) private var value: [UInt8] = []
     @exclusivity(unchecked) private var entries: [KafkaProducer.BatchEntry] = []
 
@@ -199,13 +200,10 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         let start = monotonicSeconds()
         let c = configuration
         do {
-            try Replay.checkLimits(c.replay)
             // Read once; each partition builds its own index from them (live region changes are
             // the partition's), and every partition shares the id table made here.
-            regions = try Replay.loadRegions(path: c.replay.regionsPath)
-            template = try RegionIndex(regions: regions, hysteresis: c.replay.hysteresis, tree: c.replay.tree, order: .spatial)
-            ids = IDSlots(regions: template.regions)
-            requests = try c.replay.requestsPath.map { try Replay.loadRequests(path: $0, index: template) } ?? []
+            let setup = try RunSetup(c.replay, keepingRegions: true)
+            (regions, template, ids, requests) = (setup.regions, setup.index, setup.ids, setup.requests)
             identity = try RunIdentity(configuration: c.replay, inputs: ["kafka:" + c.topic])
         } catch let e as ReplayError {
             throw .replay(e)
@@ -216,7 +214,8 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         }
         statistics.replay.loadSeconds = monotonicSeconds() - start
         statistics.replay.regions = template.count
-        statistics.replay.inputs = 1
+        // One topic, of as many partitions as the group gives: no inputs counted in the summary.
+        statistics.replay.inputs = 0
 
         do {
             // Events keep their order per device and are not duplicated by the producer's retries.
@@ -227,6 +226,8 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
             producer = try KafkaProducer(settings: settings([("enable.idempotence", "true"), ("linger.ms", "5"),
                                                              ("queue.buffering.max.messages", "1000000"),
                                                              ("delivery.report.only.error", "true")]))
+            rejects = RejectSink(strict: c.replay.strict, limit: c.replay.reportedRejectLimit,
+                                 output: RejectsTopic(producer: producer, topic: c.rejectsTopic), diagnostics: diagnostics)
             let stateProducer = try KafkaProducer(settings: settings([("enable.idempotence", "true"), ("linger.ms", "5")]),
                                                   delivery: self)
             let reader = try KafkaPartitionReader(settings: settings([]), group: c.group + "-state-reader")
@@ -369,28 +370,19 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         return p
     }
 
-    /// A bad record: counted, reported on stderr (the first few), and written with its place
-    /// and reason to `GROUP-rejects`.
+    /// A bad record: to the reject sink, which counts it, reports it on stderr (the first few)
+    /// and writes it with its place and reason to `GROUP-rejects`, or stops the run (`--strict`).
     private func reject(_ reason: RejectReason, detail: String?, partition: Int32, offset: Int64,
                         key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws(ConsumeError) {
-        statistics.replay.reject(reason)
         let place = "\(c.topic)[\(partition)]@\(offset)"
-        let message = Replay.message(reason, detail)
-        if c.replay.strict { throw .strictRejection("\(place): \(message)") }
-        if reported < c.replay.reportedRejectLimit {
-            reported += 1
-            diagnostics("\(place): \(message)\n")
-        }
-        // As `replay --rejects` writes them: PLACE<TAB>reason<TAB>record.
-        var line = Array("\(place)\t\(reason.rawValue)\t".utf8)
-        line.append(contentsOf: record)
+        let stop: String?
         do {
-            try line.withUnsafeBytes { v in
-                try producer.produce(topic: c.rejectsTopic, key: key.count > 0 ? key : nil, value: v)
-            }
+            stop = try rejects.reject(reason, detail: detail, place: place, record: record, key: key.count > 0 ? key : nil)
         } catch {
             throw .kafka("cannot write to \(c.rejectsTopic): \(error)")
         }
+        statistics.replay.rejected = rejects.counts
+        if let stop { throw .strictRejection(stop) }
     }
 
     private func produceEvents(of p: PartitionEngine) throws(ConsumeError) {
@@ -665,4 +657,19 @@ func wallClockSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_REALTIME, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+/// `GROUP-rejects`: a message per rejected record, keyed as the record was.
+private final class RejectsTopic: RejectOutput {
+    let producer: KafkaProducer
+    let topic: String
+
+    init(producer: KafkaProducer, topic: String) {
+        self.producer = producer
+        self.topic = topic
+    }
+
+    func appendRejection(_ line: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer?) throws {
+        try producer.produce(topic: topic, key: key, value: line)
+    }
 }

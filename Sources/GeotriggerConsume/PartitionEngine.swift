@@ -75,27 +75,15 @@ package final class PartitionEngine {
         currentOffset = offset
         sinceSnapshot += 1
         changed = true
-        if r.kind == .control && r.op.isRegionChange {
-            return applier.regionRecord(op: r.op, t: r.t, line: r.line)
-        }
-        let d = applier.device(r.device)
-        switch r.kind {
-        case .fix:
-            switch applier.fix(device: d, t: r.t, at: Coordinate(latitude: r.latitude, longitude: r.longitude),
-                               accuracy: r.accuracy) {
-            case .batched:
-                if Int(d) >= batchOffsets.count { growBatchOffsets(to: Int(d) + 1) }
-                batchOffsets[Int(d)] = offset
-                return nil
-            case .applied:
-                return nil
-            case .rejected(let reason):
-                return (reason, nil)
-            }
-        case .sighting:
-            return applier.sighting(device: d, t: r.t, beacon: r.beacon, rssi: r.rssi, tx: r.tx).map { ($0, nil) }
-        case .control:
-            return applier.control(device: d, t: r.t, op: r.op, line: r.line)
+        switch applier.apply(r) {
+        case .batched(let d):
+            if Int(d) >= batchOffsets.count { growBatchOffsets(to: Int(d) + 1) }
+            batchOffsets[Int(d)] = offset
+            return nil
+        case .applied:
+            return nil
+        case .rejected(let reason, let detail):
+            return (reason, detail)
         }
     }
 
