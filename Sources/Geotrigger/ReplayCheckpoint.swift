@@ -163,19 +163,27 @@ package final class Checkpointer {
             }
             let outputLength = try r.natural(), rejectsLength = try r.natural(), reported = try r.natural()
             var tally = ReplayStatistics()
-            tally.fixes = try r.natural()
-            tally.ignoredForAccuracy = try r.natural()
-            tally.sightings = try r.natural()
-            tally.sightingsUnmatched = try r.natural()
-            tally.controls = try r.natural()
-            let rejected = try r.list { r throws(SnapshotError) in try r.natural() }
+            tally.fixes = try Self.count(&r)
+            tally.ignoredForAccuracy = try Self.count(&r)
+            tally.sightings = try Self.count(&r)
+            tally.sightingsUnmatched = try Self.count(&r)
+            tally.controls = try Self.count(&r)
+            let rejected = try r.list { r throws(SnapshotError) in try Self.count(&r) }
             guard rejected.count == tally.rejected.count else { throw SnapshotError("rejection reasons differ") }
             tally.rejected = rejected
-            let events = try r.list { r throws(SnapshotError) in try r.natural() }
-            let deliveries = try r.list { r throws(SnapshotError) in try r.natural() }
+            // The record count a checkpoint writes is the sum of its counts; a run resumed from it
+            // counts on from there (the sum below 2^62 too, so it can).
+            var sum = 0
+            for n in [tally.fixes, tally.sightings, tally.controls] + rejected {
+                sum += n
+                guard sum < 1 << 62 else { throw SnapshotError("counts that add up to more than 2^62 records") }
+            }
+            guard records == sum else { throw SnapshotError("the record count \(records) is not the sum of the counts") }
+            let events = try r.list { r throws(SnapshotError) in try Self.count(&r) }
+            let deliveries = try r.list { r throws(SnapshotError) in try Self.count(&r) }
             guard inputs.count == paths.count else { throw SnapshotError("inputs differ") }
             sequence = newest.sequence
-            nextAt = records + every
+            nextAt = records.addingReportingOverflow(every).overflow ? .max : records + every
             self.inputs = inputs
             return Resumed(records: records, inputs: inputs, outputLength: outputLength,
                            rejectsLength: rejectsLength, reported: reported, tally: tally, eventCounts: events,
@@ -183,6 +191,14 @@ package final class Checkpointer {
         } catch let error as SnapshotError {
             throw ReplayError.checkpoint("\(store.path(of: newest.sequence)): \(error.message)")
         }
+    }
+
+    /// A count of a checkpoint's summary: below 2^62, which no run reaches, so a resumed run can
+    /// add to it (and sum the counts) without overflowing.
+    private static func count(_ r: inout SnapshotReader) throws(SnapshotError) -> Int {
+        let n = try r.natural()
+        guard n < 1 << 62 else { throw SnapshotError("a count of \(n) records or events") }
+        return n
     }
 
     /// Checks that each input's bytes up to its checkpointed place are the ones read before.
