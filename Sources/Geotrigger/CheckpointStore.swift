@@ -13,7 +13,7 @@ import Darwin
 /// point leaves at least one complete snapshot (after the first). Each file is
 ///
 ///     "GTCHKPT\n"  magic, 8 bytes
-///     u32          format version (`version`)
+///     u32          format version (`SnapshotFormat.version`)
 ///     u64          body length
 ///     body         `Replay`'s checkpoint (SnapshotWriter coding)
 ///     u64          ContentHash of the version, length and body
@@ -23,7 +23,6 @@ import Darwin
 package struct CheckpointStore {
     let directory: String
     static let magic = Array("GTCHKPT\n".utf8)
-    static let version = SnapshotFormat.version
     static let prefix = "checkpoint-"
     static let suffix = ".gtc"
 
@@ -63,7 +62,7 @@ package struct CheckpointStore {
     /// Writes snapshot `sequence` atomically, then removes those older than the one before it.
     package func write(sequence: Int, body: [UInt8]) throws(IOFailure) {
         var header = SnapshotWriter()
-        header.u32(Self.version)
+        header.u32(SnapshotFormat.version)
         header.u64(UInt64(body.count))
         var h = ContentHash()
         h.update(header.bytes)
@@ -133,8 +132,8 @@ package struct CheckpointStore {
         var r = SnapshotReader(bytes, offset: magic.count)
         do {
             let v = try r.u32()
-            guard v == version else {
-                return .failure(SnapshotError("format version \(v); this geotrigger reads version \(version)"))
+            guard v == SnapshotFormat.version else {
+                return .failure(SnapshotError("format version \(v); this geotrigger reads version \(SnapshotFormat.version)"))
             }
             let length = try r.u64()
             guard length == UInt64(bytes.count - header - 8) else { return .failure(SnapshotError("cut short or torn")) }

@@ -60,10 +60,6 @@ public struct ReplayStatistics: Sendable {
         rejected = c.rejected
     }
 
-    public mutating func reject(_ reason: RejectReason) {
-        rejected[RejectReason.allCases.firstIndex(of: reason)!] += 1
-    }
-
     public func count(of reason: RejectReason) -> Int {
         rejected[RejectReason.allCases.firstIndex(of: reason)!]
     }

@@ -162,7 +162,7 @@ package final class PartitionEngine {
         applier.flush()
         var w = SnapshotWriter(reservingCapacity: 1 << 16)
         w.tag("geotrigger-partition")
-        w.u32(Self.snapshotVersion)
+        w.u32(SnapshotFormat.version)
         w.bool(hasRegionChanges)
         identity.write(to: &w)
         w.string(topic)
@@ -174,8 +174,6 @@ package final class PartitionEngine {
         return w.bytes
     }
 
-    static let snapshotVersion = SnapshotFormat.version
-
     /// Whether live region records have changed this partition's regions: its index is then its
     /// own (`Consume` shares one index between the partitions that have none).
     package var hasRegionChanges: Bool { !engine.regionChanges.isEmpty }
@@ -184,7 +182,7 @@ package final class PartitionEngine {
     /// an index of its own); nil if the bytes are not a partition snapshot.
     package static func hasRegionChanges(snapshot bytes: [UInt8]) -> Bool? {
         var r = SnapshotReader(bytes)
-        guard (try? r.expect("geotrigger-partition")) != nil, (try? r.u32()) == snapshotVersion else { return nil }
+        guard (try? r.expect("geotrigger-partition")) != nil, (try? r.u32()) == SnapshotFormat.version else { return nil }
         return try? r.bool()
     }
 
@@ -195,8 +193,8 @@ package final class PartitionEngine {
         do {
             try r.expect("geotrigger-partition")
             let version = try r.u32()
-            guard version == Self.snapshotVersion else {
-                throw ConsumeError.snapshot("\(topic)[\(partition)]: snapshot format \(version), not \(Self.snapshotVersion)")
+            guard version == SnapshotFormat.version else {
+                throw ConsumeError.snapshot("\(topic)[\(partition)]: snapshot format \(version), not \(SnapshotFormat.version)")
             }
             let flagged = try r.bool()
             let theirs = try RunIdentity(from: &r)
