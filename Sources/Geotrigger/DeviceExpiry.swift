@@ -58,15 +58,24 @@ final class DeviceExpiry: TimerOwner {
         // Each live, heard device has exactly one timer, and ids are freed only here, so a stale
         // one cannot be; the check costs nothing and keeps it so.
         guard rank == devices.rank(d) else { return true }
-        let until = monitor.lastReading(of: d) + seconds
-        if until > due {
-            // Heard since the timer was armed: again at its last reading + S.
+        if let until = Self.rearm(due: due, lastReading: monitor.lastReading(of: d), seconds: seconds) {
             timers.schedule(at: until, rank: rank, d)
             return true
         }
         armed[Int(d)] = false
         expire(d, due)
         return true
+    }
+}
+
+extension DeviceExpiry {
+    /// A device's expiry timer, due at `due`: when the device was heard since it was armed (its
+    /// last reading + S is later), the time to arm it again; nil when it expires now. The
+    /// engine's rule, by which `replay --jobs`' reader forgets devices too.
+    @inline(__always)
+    static func rearm(due: Double, lastReading: Double, seconds: Double) -> Double? {
+        let until = lastReading + seconds
+        return until > due ? until : nil
     }
 }
 

@@ -205,7 +205,7 @@ public final class Engine {
     /// Applies a beacon sighting (RSSI in dBm; `tx` NaN when absent). Nil if it is older than the
     /// device's previous reading.
     public func sighting(device: Int32, t: Double, beacon: BeaconID, rssi: Double, tx: Double = .nan) -> BeaconMonitor.Outcome? {
-        if t < monitor.lastReading(of: device) { return nil }
+        if isOutOfOrder(t, after: monitor.lastReading(of: device)) { return nil }
         return reading(device: device, t: t) {
             _ = monitor.touch(device: device, t: t)
             return beacons.sighting(device: device, t: t, beacon: beacon, rssi: rssi, tx: tx)
@@ -215,7 +215,7 @@ public final class Engine {
     /// A reading that is not a fix (a sighting, a control record): orders it on the device's and the
     /// stream's clock. Returns `.outOfOrder` if it is older than the device's previous reading.
     public func touch(device: Int32, t: Double) -> RejectReason? {
-        if t < monitor.lastReading(of: device) { return .outOfOrder }
+        if isOutOfOrder(t, after: monitor.lastReading(of: device)) { return .outOfOrder }
         reading(device: device, t: t) { _ = monitor.touch(device: device, t: t) }
         return nil
     }
@@ -418,6 +418,9 @@ public final class Engine {
 
     public func regionID(_ region: Int32) -> String { index.regions[Int(region)].id }
     public func deviceName(_ device: Int32) -> String { monitor.devices.name(device) }
+    /// The regions by their numbers in events (`RegionEvent.region`), those added live included:
+    /// an `EventWriter` of this engine's events is made with them.
+    public var regions: [Region] { index.regions }
 
     /// A geographic event: the beacon monitor takes those of positioned beacon regions.
     fileprivate func handle(_ e: RegionEvent) {
@@ -474,15 +477,9 @@ extension Engine {
         try r.expect("engine")
         try restoreRegionChanges(from: &r)
         let table = try DeviceTable.readSnapshot(from: &r)
-        let free = Set(table.free)
-        for (id, (name, rank)) in table.devices.enumerated() {
-            // A removed id (`--expire`) is interned under a placeholder, then removed again.
-            let bytes = free.contains(Int32(id)) ? DeviceTable.placeholderName(Int32(id)) : name
-            let d = bytes.withUnsafeBytes { monitor.device($0) }
-            guard d == Int32(id) else { throw SnapshotError("snapshot lists device \(id) twice") }
-            devices.setRank(d, rank)
-        }
-        devices.restoreRemovals(free: table.free, nextRank: table.nextRank)
+        // Interned through the monitor, which makes each device's state as it interns.
+        try devices.restore(names: table.devices.map(\.name), free: table.free, nextRank: table.nextRank) { monitor.device($0) }
+        for (id, (_, rank)) in table.devices.enumerated() { devices.setRank(Int32(id), rank) }
         try monitor.restoreSnapshot(from: &r)
         try beacons.restoreSnapshot(from: &r)
         // Requests stored before a region was removed still name it.

@@ -4,7 +4,7 @@ import GeotriggerScheduling
 
 /// Writes region events and deliveries as NDJSON (SPEC §4 field names) and counts them by kind.
 public final class EventWriter: RegionEventTableReader {
-    public let output: OutputFile
+    public let output: RecordBuffer
     let devices: DeviceTable
     /// The index's regions, shared (not copied): events name them by `id`. Those added live are
     /// appended (`regionAdded`).
@@ -21,6 +21,9 @@ public final class EventWriter: RegionEventTableReader {
         if events.count == 3 { kindCounts = (events[0], events[1], events[2]) }
         if deliveries.count == deliveryCounts.count { deliveryCounts = deliveries }
     }
+    /// `consume`: the id the next event is written with, first (`"id":"P-O-I"`: SPEC §8); nil
+    /// for none (`replay`). Its owner sets it before each event.
+    @exclusivity(unchecked) package var nextID: EventID?
     /// The first write failure; the driver stops at the next reading when it is set.
     @exclusivity(unchecked) public private(set) var failure: IOFailure?
     /// Deliveries by trigger kind, in `Self.triggerKinds` order, then what followed them, in
@@ -55,12 +58,12 @@ public final class EventWriter: RegionEventTableReader {
 
     /// `ids`, when given, must be `IDSlots(regions:)` of these regions (the replay makes them while
     /// it loads the regions and shares them with its jobs); otherwise they are made here.
-    public convenience init(output: OutputFile, devices: DeviceTable, regions: [Region], echoProperties: Bool = false) {
+    public convenience init(output: RecordBuffer, devices: DeviceTable, regions: [Region], echoProperties: Bool = false) {
         self.init(output: output, devices: devices, regions: regions, ids: IDSlots(regions: regions),
                   echoProperties: echoProperties)
     }
 
-    package init(output: OutputFile, devices: DeviceTable, regions: [Region], ids: IDSlots, echoProperties: Bool = false) {
+    package init(output: RecordBuffer, devices: DeviceTable, regions: [Region], ids: IDSlots, echoProperties: Bool = false) {
         self.output = output
         self.devices = devices
         self.regions = regions
@@ -100,8 +103,8 @@ public final class EventWriter: RegionEventTableReader {
         guard e.beacon == nil, e.proximity == nil, e.reason == nil, echoedProperties == nil,
               slot.pointee != 0, name.count <= 64
         else { return regionEventInFull(e) }
-        o.appendRecord(maximum: 200 + 6 * 64) { c in
-            c.put("{\"t\":")
+        o.appendRecord(maximum: 200 + 6 * 64 + EventID.maximumLength) { c in
+            if let id = nextID { c.putOpening(id) } else { c.put("{\"t\":") }
             o.putTime(e.t, &c)
             switch e.kind {
             case .enter:
@@ -131,7 +134,7 @@ public final class EventWriter: RegionEventTableReader {
     /// caller has counted it.
     private func regionEventInFull(_ e: RegionEvent) {
         let o = output
-        o.append("{\"t\":")
+        openRecord()
         o.appendTime(e.t)
         switch e.kind {
         case .enter: o.append(",\"event\":\"enter\",\"device\":")
@@ -235,7 +238,7 @@ public final class EventWriter: RegionEventTableReader {
     /// A notification event's opening: `{"t":…,"event":…,"device":…,"request":…`.
     private func begin(_ event: StaticString, t: Double, device: Int32, request: String) {
         let o = output
-        o.append("{\"t\":")
+        openRecord()
         o.appendTime(t)
         o.append(",\"event\":\"")
         o.append(event)
@@ -245,8 +248,45 @@ public final class EventWriter: RegionEventTableReader {
         o.appendJSONString(request)
     }
 
+    /// A record's opening, up to its time: `{"t":`, or `{"id":…,"t":` with an id.
+    private func openRecord() {
+        let id = nextID
+        output.appendRecord(maximum: EventID.maximumLength) { c in
+            if let id { c.putOpening(id) } else { c.put("{\"t\":") }
+        }
+    }
+
     private func endRecord() {
         do { try output.endRecord() } catch let error as IOFailure { failure = failure ?? error } catch {}
+    }
+}
+
+/// A `consume` event's id (SPEC §8): its input partition, the offset of the record that caused
+/// it and its index among that record's events, the same however often it is produced.
+package struct EventID {
+    package var partition: Int32
+    package var offset: Int64
+    package var index: Int32
+
+    package init(partition: Int32, offset: Int64, index: Int32) {
+        (self.partition, self.offset, self.index) = (partition, offset, index)
+    }
+
+    /// `{"id":"P-O-I","t":` at most: three integers of at most 20 characters and 15 more bytes.
+    static let maximumLength = 70
+}
+
+extension RecordCursor {
+    /// `{"id":"P-O-I","t":`: at most `EventID.maximumLength` bytes.
+    @inline(never)
+    mutating func putOpening(_ id: EventID) {
+        put("{\"id\":\"")
+        putInteger(Int64(id.partition))
+        put(UInt8(ascii: "-"))
+        putInteger(id.offset)
+        put(UInt8(ascii: "-"))
+        putInteger(Int64(id.index))
+        put("\",\"t\":")
     }
 }
 

@@ -1,6 +1,6 @@
 import GeotriggerCore
 
-/// A write position inside a span of an `OutputFile`'s buffer that `appendRecord(maximum:_:)` has
+/// A write position inside a span of an `RecordBuffer`'s buffer that `appendRecord(maximum:_:)` has
 /// reserved: the pieces of a record are stored with no bounds check and no count update each.
 /// Each `put` documents the most bytes it can store; the caller reserves their sum.
 public struct RecordCursor {
@@ -186,7 +186,7 @@ public struct RecordCursor {
 }
 
 /// Byte-level JSON pieces for output written on the hot path (no `String` building per event).
-extension OutputFile {
+extension RecordBuffer {
     /// Writes one record of at most `maximum` bytes straight into the buffer through a cursor.
     @inline(__always)
     public func appendRecord(maximum: Int, _ body: (inout RecordCursor) -> Void) {

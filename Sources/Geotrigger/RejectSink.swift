@@ -1,22 +1,6 @@
 import GeotriggerCore
 import GeotriggerReadings
 
-/// Where a rejection line goes besides stderr: `replay --rejects FILE` or `consume`'s
-/// `GROUP-rejects` topic. The line is `PLACE<TAB>reason<TAB>record`, without a line end.
-package protocol RejectOutput: AnyObject {
-    /// `key`: the record's Kafka key (nil when it came from a file or standard input).
-    func appendRejection(_ line: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer?) throws
-}
-
-/// `--rejects FILE`: one line each, a record boundary for checkpoints after each.
-extension OutputFile: RejectOutput {
-    package func appendRejection(_ line: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer?) throws {
-        append(line)
-        append(UInt8(ascii: "\n"))
-        try endRecord()
-    }
-}
-
 /// Every rejected record of a run, whichever command read it (`replay`, the `--jobs` merge,
 /// `consume`): counted by reason, the first few reported on stderr as `PLACE: reason`, each
 /// written to the rejects output, and under `--strict` the end of the run (`reject` returns the
@@ -26,7 +10,9 @@ package final class RejectSink {
     /// How many are reported one by one on stderr.
     let limit: Int
     let diagnostics: (String) -> Void
-    let output: (any RejectOutput)?
+    /// `--rejects FILE`, or `consume`'s `GROUP-rejects` topic: one line per rejection,
+    /// `PLACE<TAB>reason<TAB>record`, with the record's Kafka key where it had one.
+    let output: RecordBuffer?
     /// Rejections by reason (`RejectReason.allCases` order): the summary's and a checkpoint's.
     package var counts = [Int](repeating: 0, count: RejectReason.allCases.count)
     /// Reports written to stderr so far (a checkpoint keeps it, so a resumed run goes on counting).
@@ -34,7 +20,7 @@ package final class RejectSink {
     /// The line being written, reused.
     private var line: [UInt8] = []
 
-    package init(strict: Bool, limit: Int, output: (any RejectOutput)?, diagnostics: @escaping (String) -> Void) {
+    package init(strict: Bool, limit: Int, output: RecordBuffer?, diagnostics: @escaping (String) -> Void) {
         self.strict = strict
         self.limit = limit
         self.output = output
@@ -77,7 +63,7 @@ package final class RejectSink {
         line.append(contentsOf: reason.rawValue.utf8)
         line.append(UInt8(ascii: "\t"))
         line.append(contentsOf: record)
-        try line.withUnsafeBytes { try output.appendRejection($0, key: key) }
+        try line.withUnsafeBytes { try output.appendRecord($0, key: key) }
     }
 
     /// At the end of a run: how many were not shown on stderr.

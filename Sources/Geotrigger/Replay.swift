@@ -119,7 +119,7 @@ public final class Replay {
     private var checkpointNow: (() throws -> Void)?
     /// The run stopped at SIGINT or SIGTERM after writing a checkpoint, before its end.
     public internal(set) var stoppedBySignal = false
-    private var keptOutput: OutputFile?
+    private var keptOutput: RecordBuffer?
     /// With `keepsEvents`, the events this run wrote (not those of a run it resumed).
     public var keptEvents: [UInt8] { keptOutput?.copy ?? [] }
     /// Written to stderr: reject reports, progress and the summary.
@@ -234,20 +234,20 @@ public final class Replay {
         }
         self.checkpointer = checkpointer
 
-        let output: OutputFile
-        let rejects: OutputFile?
+        let output: RecordBuffer
+        let rejects: RecordBuffer?
         do {
             if let resumed, let path = config.outputPath, path != "-" {
-                output = try OutputFile(path: path, resumingAt: resumed.outputLength)
+                output = try RecordBuffer(path: path, resumingAt: resumed.outputLength)
             } else {
-                output = try OutputFile(path: config.outputPath)
+                output = try RecordBuffer(path: config.outputPath)
             }
             output.keepsCopy = config.keepsEvents
             keptOutput = output
             if let resumed, let path = config.rejectsPath {
-                rejects = try OutputFile(path: path, resumingAt: resumed.rejectsLength)
+                rejects = try RecordBuffer(path: path, resumingAt: resumed.rejectsLength)
             } else {
-                rejects = try config.rejectsPath.map { try OutputFile(path: $0) }
+                rejects = try config.rejectsPath.map { try RecordBuffer(path: $0) }
             }
         } catch let error as IOFailure {
             throw ReplayError.io(error.description)
@@ -414,13 +414,13 @@ public final class Replay {
 
     /// The end of a run: flushes the events and `--rejects`, writes `--state-out` with `writeState`,
     /// and completes the summary.
-    func finish(output: OutputFile, rejects: OutputFile?, counts: [Int], deliveryCounts: [Int],
-                writeState: (OutputFile) -> Void) throws {
+    func finish(output: RecordBuffer, rejects: RecordBuffer?, counts: [Int], deliveryCounts: [Int],
+                writeState: (RecordBuffer) -> Void) throws {
         do {
             try output.flush()
             try rejects?.flush()
             if let statePath = configuration.statePath {
-                let state = try OutputFile(path: statePath)
+                let state = try RecordBuffer(path: statePath)
                 writeState(state)
                 try state.flush()
             }

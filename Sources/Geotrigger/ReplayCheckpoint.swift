@@ -214,7 +214,7 @@ package final class Checkpointer {
 
     /// Flushes the events and rejects files to disk before a snapshot records their lengths
     /// (a file shorter than that after a power loss could not be resumed); timed with the snapshot.
-    func synchronize(_ output: OutputFile, _ rejects: OutputFile?) throws {
+    func synchronize(_ output: RecordBuffer, _ rejects: RecordBuffer?) throws {
         let began = monotonicSeconds()
         defer { seconds += monotonicSeconds() - began }
         do {

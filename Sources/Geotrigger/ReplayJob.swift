@@ -173,7 +173,7 @@ extension JobSetup: Sendable {}
 final class ReplayJob {
     let job: Int
     let engine: Engine
-    let memory = OutputFile(memory: ())
+    let memory = RecordBuffer(memory: ())
     let writer: EventWriter
     let writeState: Bool
     private var seq = 0

@@ -16,11 +16,53 @@ import GeotriggerScheduling
 /// order, reports rejected records in input order and stops `--strict` at the first one.
 extension Replay {
     func runJobs(index: RegionIndex, ids: IDSlots, requests: [NotificationRequest], readings merged: MergedReadings,
-                 output: OutputFile, rejects: OutputFile?, totalBytes: Int, resumed: Checkpointer.Resumed?) throws {
-        let config = configuration
-        let jobs = config.jobs
+                 output: RecordBuffer, rejects: RecordBuffer?, totalBytes: Int, resumed: Checkpointer.Resumed?) throws {
+        let run = try JobRun(replay: self, index: index, ids: ids, requests: requests, readings: merged,
+                             output: output, rejects: rejects, totalBytes: totalBytes, resumed: resumed)
+        // Whatever happens, every job gets its last batch and every thread is joined.
+        defer { run.shutDown() }
+        try run.readAll()
+        try run.end()
+    }
+}
+
+/// One `replay --jobs` run: the reader (this thread), the jobs' threads and the merge.
+private final class JobRun {
+    unowned let replay: Replay
+    let config: ReplayConfiguration
+    let jobs: Int
+    let merged: MergedReadings
+    let output: RecordBuffer
+    let rejects: RecordBuffer?
+    let rd: JobReader
+    let merge: JobMerge
+    let inputs: [JobQueue<JobBatch>]
+    let results = JobQueue<JobResult>()
+    let threads: [JobThread]
+    let sink: RejectSink
+    let checkpointer: Checkpointer?
+    let progress: ProgressBar?
+    /// The engine's beacon matcher, for the summary's count of sightings that match no region.
+    let matcher: BeaconMatcher
+    let flushEvery: Int
+    /// Whether every job has been sent its last batch.
+    var sentLast = false
+    /// `--strict`: the summary as at each control record a job may still refuse.
+    var snapshots: [Int: ReplayStatistics] = [:]
+    /// Records arrays the jobs are done with, filled again (`JobResult.spareItems`).
+    var spareItems: [[JobItem]] = []
+
+    init(replay: Replay, index: RegionIndex, ids: IDSlots, requests: [NotificationRequest], readings merged: MergedReadings,
+         output: RecordBuffer, rejects: RecordBuffer?, totalBytes: Int, resumed: Checkpointer.Resumed?) throws {
+        self.replay = replay
+        let config = replay.configuration
+        self.config = config
+        jobs = config.jobs
+        self.merged = merged
+        self.output = output
+        self.rejects = rejects
         // A resumed run: the reader's state, then each job's (`takeCheckpoint` below).
-        let rd = JobReader(jobs: jobs, expire: config.monitor.expire)
+        rd = JobReader(jobs: jobs, expire: config.monitor.expire)
         var jobStates: [[UInt8]]?
         if let resumed {
             var r = SnapshotReader(resumed.body, offset: resumed.engineOffset)
@@ -31,112 +73,125 @@ extension Replay {
             }
             guard jobStates?.count == jobs else { throw ReplayError.checkpoint("cannot resume: the jobs differ") }
         }
-        var jobSetup = JobSetup(regions: index.regions, ids: ids,
+        var setup = JobSetup(regions: index.regions, ids: ids,
                              givenOrder: index.givenPositions.map { .reordered(givenPositions: $0) } ?? .given,
                              hysteresis: config.hysteresis, tree: config.tree,
                              monitor: config.monitor,
                              beacons: config.beacons, requests: requests, echoProperties: config.echoProperties,
                              writeState: config.statePath != nil)
-        jobSetup.resumed = jobStates
-        jobSetup.serviceExtension = serviceExtension
-        let setup = jobSetup
-        let matcher = BeaconMatcher(regions: index.regions)
+        setup.resumed = jobStates
+        setup.serviceExtension = replay.serviceExtension
+        matcher = BeaconMatcher(regions: index.regions)
         let inputs = (0..<jobs).map { _ in JobQueue<JobBatch>(capacity: 4) }
-        let results = JobQueue<JobResult>()
+        self.inputs = inputs
+        let results = results
         // From here on only job 0 touches `index`.
         let handoff = IndexHandoff(index: index)
-        let threads = (0..<jobs).map { j in
-            JobThread { [inputs] in
+        threads = (0..<jobs).map { [setup] j in
+            JobThread {
                 ReplayJob(job: j, setup: setup, index: j == 0 ? handoff.index : nil).run(input: inputs[j], output: results)
             }
         }
-        let merge = JobMerge(jobs: jobs, strict: config.strict)
-        var sentLast = false
-        // Whatever happens, every job gets its last batch and every thread is joined.
-        defer {
-            if !sentLast { for q in inputs { q.push(JobBatch(through: .max, last: true)) } }
-            while merge.running > 0 { merge.receive(results.pop()) }
-            for thread in threads { thread.join() }
-        }
+        merge = JobMerge(jobs: jobs, strict: config.strict)
+        checkpointer = replay.checkpointer
+        flushEvery = min(8192 * jobs, checkpointer?.every ?? .max)
+        sink = replay.rejectSink!
+        progress = config.progress && totalBytes > 0 ? ProgressBar(totalBytes: totalBytes, write: replay.diagnostics) : nil
+    }
 
-        let flushEvery = min(8192 * jobs, checkpointer?.every ?? .max)
-        var snapshots: [Int: ReplayStatistics] = [:]
-        let sink = rejectSink!
-        let maxAccuracy = config.monitor.maxAccuracy
-        let progress = config.progress && totalBytes > 0 ? ProgressBar(totalBytes: totalBytes, write: diagnostics) : nil
+    /// Sends every job its last batch if it has not had it, waits for every result and joins the
+    /// threads.
+    func shutDown() {
+        if !sentLast { for q in inputs { q.push(JobBatch(through: .max, last: true)) } }
+        while merge.running > 0 { merge.receive(results.pop()) }
+        for thread in threads { thread.join() }
+    }
 
-        // Records arrays the jobs are done with, filled again (`JobResult.spareItems`).
-        var spareItems: [[JobItem]] = []
-        func flush() throws {
-            for j in 0..<jobs {
-                rd.batches[j].through = rd.seq
-                inputs[j].push(rd.batches[j])
-                rd.batches[j] = JobBatch(items: spareItems.popLast() ?? [])
-            }
-            var done = results.popAll()
-            for k in done.indices where done[k].spareItems.capacity > 0 {
-                spareItems.append(done[k].spareItems)
-                done[k].spareItems = []
-            }
-            try merge.drain(done, into: output, replay: self)
+    /// The batches to the jobs, and whatever results have come to the merge.
+    func flush() throws {
+        for j in 0..<jobs {
+            rd.batches[j].through = rd.seq
+            inputs[j].push(rd.batches[j])
+            rd.batches[j] = JobBatch(items: spareItems.popLast() ?? [])
         }
-        /// Returns false when `--strict` stops the run here.
-        func reject(_ reason: RejectReason, source: any ReadingDecoder, line: UnsafeRawBufferPointer) -> Bool {
-            // Counted now, in input order; reported by the merge once the jobs are past it.
-            sink.count(reason)
-            let place = "\(source.sourceName):\(source.lineNumber)"
-            if sink.strict {
-                merge.readerStop = (rd.seq, "\(place): \(RejectSink.message(reason, nil))")
-                return false
-            }
-            merge.rejections.append(PendingRejection(seq: rd.seq, reason: reason, place: place, line: Array(line), byJob: false))
-            return true
+        var done = results.popAll()
+        for k in done.indices where done[k].spareItems.capacity > 0 {
+            spareItems.append(done[k].spareItems)
+            done[k].spareItems = []
         }
-        /// `--checkpoint`: every job hands over its state once it has applied every record read
-        /// so far, all their output up to there is written, then the snapshot: the reader's state
-        /// and the jobs'. `last`: the run's end (the jobs stop after it).
-        func takeCheckpoint(last: Bool = false) throws {
-            guard let checkpointer else { return }
-            for j in 0..<jobs {
-                rd.batches[j].snapshot = true
-                rd.batches[j].last = last
-            }
-            if last { sentLast = true }
-            try flush()
-            while merge.jobStates.contains(where: { $0 == nil }) {
-                try merge.drain([results.pop()], into: output, replay: self)
-            }
-            guard merge.jobStop == nil else { return }
-            snapshots.removeAll()
-            try checkpointer.synchronize(output, rejects)
-            let states = merge.takeJobStates()
-            let s = statistics
-            try checkpointer.write(records: s.records, positions: merged.positions, outputLength: output.written,
-                                   rejectsLength: rejects?.written ?? 0, reported: sink.reported, statistics: s,
-                                   eventCounts: [], deliveryCounts: []) { w in
-                rd.write(to: &w, jobStates: states)
-            }
-        }
-        /// Between records: the batches go to the jobs every `flushEvery` records (or `--checkpoint-every`),
-        /// the progress bar moves every 4,096 (`JobReader.counted`), checkpoints are taken when due;
-        /// false when a job has stopped the run, or a stop signal with `--checkpoint`.
-        func betweenRecords() throws -> Bool {
-            if rd.sinceFlush >= flushEvery {
-                rd.sinceFlush = 0
-                if let checkpointer, statistics.records >= checkpointer.nextAt {
-                    try takeCheckpoint()
-                } else {
-                    try flush()
-                }
-                if merge.jobStop != nil { return false }
-            }
-            if let progress, rd.sinceProgress >= 4096 {
-                rd.sinceProgress = 0
-                progress.update(bytes: merged.bytesRead, records: statistics.records)
-            }
-            return !(checkpointer != nil && StopSignals.requested)
-        }
+        try merge.drain(done, into: output, replay: replay)
+    }
 
+    /// Returns false when `--strict` stops the run here.
+    func reject(_ reason: RejectReason, source: any ReadingDecoder, line: UnsafeRawBufferPointer) -> Bool {
+        // Counted now, in input order; reported by the merge once the jobs are past it.
+        sink.count(reason)
+        let place = "\(source.sourceName):\(source.lineNumber)"
+        if sink.strict {
+            merge.readerStop = (rd.seq, "\(place): \(RejectSink.message(reason, nil))")
+            return false
+        }
+        merge.rejections.append(PendingRejection(seq: rd.seq, reason: reason, place: place, line: Array(line), byJob: false))
+        return true
+    }
+
+    /// `--checkpoint`: every job hands over its state once it has applied every record read
+    /// so far, all their output up to there is written, then the snapshot: the reader's state
+    /// and the jobs'. `last`: the run's end (the jobs stop after it).
+    func takeCheckpoint(last: Bool = false) throws {
+        guard let checkpointer else { return }
+        for j in 0..<jobs {
+            rd.batches[j].snapshot = true
+            rd.batches[j].last = last
+        }
+        if last { sentLast = true }
+        try flush()
+        while merge.jobStates.contains(where: { $0 == nil }) {
+            try merge.drain([results.pop()], into: output, replay: replay)
+        }
+        guard merge.jobStop == nil else { return }
+        snapshots.removeAll()
+        try checkpointer.synchronize(output, rejects)
+        let states = merge.takeJobStates()
+        let s = replay.statistics
+        try checkpointer.write(records: s.records, positions: merged.positions, outputLength: output.written,
+                               rejectsLength: rejects?.written ?? 0, reported: sink.reported, statistics: s,
+                               eventCounts: [], deliveryCounts: []) { [rd] w in
+            rd.write(to: &w, jobStates: states)
+        }
+    }
+
+    /// Between records: the batches go to the jobs every `flushEvery` records (or `--checkpoint-every`),
+    /// the progress bar moves every 4,096 (`JobReader.counted`), checkpoints are taken when due;
+    /// false when a job has stopped the run, or a stop signal with `--checkpoint`.
+    func betweenRecords() throws -> Bool {
+        if rd.sinceFlush >= flushEvery {
+            rd.sinceFlush = 0
+            if let checkpointer, replay.statistics.records >= checkpointer.nextAt {
+                try takeCheckpoint()
+            } else {
+                try flush()
+            }
+            if merge.jobStop != nil { return false }
+        }
+        if let progress, rd.sinceProgress >= 4096 {
+            rd.sinceProgress = 0
+            progress.update(bytes: merged.bytesRead, records: replay.statistics.records)
+        }
+        return !(checkpointer != nil && StopSignals.requested)
+    }
+
+    /// A fix routed to its job, counted for the summary by the engine's accuracy rule.
+    @inline(__always)
+    func countFix(accuracy: Double) {
+        replay.tally.fixes += 1
+        if config.monitor.ignores(accuracy: accuracy) { replay.tally.ignoredForAccuracy += 1 }
+    }
+
+    /// Reads, rejects and routes every record until the input ends, `--strict` or a job stops the
+    /// run, or a stop signal comes (with `--checkpoint`).
+    func readAll() throws {
+        let rd = rd
         readLoop: while true {
             // Runs of plain fix lines are routed straight from the decoder's buffer, as the
             // one-thread replay reads them, without a `Reading` copied for each.
@@ -147,8 +202,7 @@ extension Replay {
                     return false
                 }
                 rd.batches[j].items.append(JobItem(kind: .fix, device: g, seq: rd.seq, t: t, latitude: latitude, longitude: longitude, accuracy: accuracy))
-                tally.fixes += 1
-                if maxAccuracy > 0 && accuracy > maxAccuracy { tally.ignoredForAccuracy += 1 }
+                countFix(accuracy: accuracy)
                 rd.counted()
                 return rd.sinceFlush < flushEvery && rd.sinceProgress < 4096
             }
@@ -166,61 +220,67 @@ extension Replay {
                 if !reject(reason, source: merged.currentSource, line: merged.rejectedLine) { break readLoop }
             case .reading:
                 rd.seq += 1
-                let r = merged.current
-                if r.kind == .control && r.op.isRegionChange {
-                    // A region record reaches every job at its place in the input: each applies it
-                    // to its own index and devices (job 0 reports it if it is refused; every job
-                    // decides alike). It moves the stream clock as any reading does.
-                    if config.strict { snapshots[rd.seq] = statistics }
-                    let control = JobControl(op: r.op, line: Array(r.line),
-                                             place: "\(merged.currentSource.sourceName):\(merged.currentSource.lineNumber)")
-                    for k in 0..<jobs {
-                        var item = JobItem(kind: .region, seq: rd.seq, t: r.t)
-                        item.control = Int32(rd.batches[k].controls.count)
-                        rd.batches[k].controls.append(control)
-                        rd.batches[k].items.append(item)
-                    }
-                    rd.clock = max(rd.clock, r.t)
-                    rd.expireDue()
-                    tally.controls += 1
-                    break
-                }
-                guard let (g, j) = rd.route(r.device, t: r.t) else {
-                    if !reject(.outOfOrder, source: merged.currentSource, line: r.line) { break readLoop }
-                    break
-                }
-                var item = JobItem(kind: .fix, device: g, seq: rd.seq, t: r.t)
-                switch r.kind {
-                case .fix:
-                    (item.latitude, item.longitude, item.accuracy) = (r.latitude, r.longitude, r.accuracy)
-                    tally.fixes += 1
-                    if maxAccuracy > 0 && r.accuracy > maxAccuracy { tally.ignoredForAccuracy += 1 }
-                case .sighting:
-                    item.kind = .sighting
-                    (item.rssi, item.tx, item.beacon) = (r.rssi, r.tx, r.beacon)
-                    tally.sightings += 1
-                    var matches = false
-                    matcher.forEachMatch(r.beacon) { _ in matches = true }
-                    if !matches { tally.sightingsUnmatched += 1 }
-                case .control:
-                    // A job may still refuse it; under --strict the summary is then this one's.
-                    if config.strict { snapshots[rd.seq] = statistics }
-                    item.kind = .control
-                    item.control = Int32(rd.batches[j].controls.count)
-                    rd.batches[j].controls.append(JobControl(op: r.op, line: Array(r.line),
-                                                          place: "\(merged.currentSource.sourceName):\(merged.currentSource.lineNumber)"))
-                    tally.controls += 1
-                }
-                rd.batches[j].items.append(item)
+                guard route(merged.current) else { break readLoop }
             }
             rd.counted()
             guard try betweenRecords() else { break }
         }
+    }
+
+    /// A decoded reading to its job (a region record to every job); false when `--strict` stops
+    /// the run at it.
+    func route(_ r: Reading) -> Bool {
+        let place = { [merged] in "\(merged.currentSource.sourceName):\(merged.currentSource.lineNumber)" }
+        if r.kind == .control && r.op.isRegionChange {
+            // A region record reaches every job at its place in the input: each applies it
+            // to its own index and devices (job 0 reports it if it is refused; every job
+            // decides alike). It moves the stream clock as any reading does.
+            if config.strict { snapshots[rd.seq] = replay.statistics }
+            let control = JobControl(op: r.op, line: Array(r.line), place: place())
+            for k in 0..<jobs {
+                var item = JobItem(kind: .region, seq: rd.seq, t: r.t)
+                item.control = Int32(rd.batches[k].controls.count)
+                rd.batches[k].controls.append(control)
+                rd.batches[k].items.append(item)
+            }
+            rd.clock = max(rd.clock, r.t)
+            rd.expireDue()
+            replay.tally.controls += 1
+            return true
+        }
+        guard let (g, j) = rd.route(r.device, t: r.t) else {
+            return reject(.outOfOrder, source: merged.currentSource, line: r.line)
+        }
+        var item = JobItem(kind: .fix, device: g, seq: rd.seq, t: r.t)
+        switch r.kind {
+        case .fix:
+            (item.latitude, item.longitude, item.accuracy) = (r.latitude, r.longitude, r.accuracy)
+            countFix(accuracy: r.accuracy)
+        case .sighting:
+            item.kind = .sighting
+            (item.rssi, item.tx, item.beacon) = (r.rssi, r.tx, r.beacon)
+            replay.tally.sightings += 1
+            if !matcher.matchesAny(r.beacon) { replay.tally.sightingsUnmatched += 1 }
+        case .control:
+            // A job may still refuse it; under --strict the summary is then this one's.
+            if config.strict { snapshots[rd.seq] = replay.statistics }
+            item.kind = .control
+            item.control = Int32(rd.batches[j].controls.count)
+            rd.batches[j].controls.append(JobControl(op: r.op, line: Array(r.line), place: place()))
+            replay.tally.controls += 1
+        }
+        rd.batches[j].items.append(item)
+        return true
+    }
+
+    /// After the read loop: the last checkpoint (or the one a stop signal asks for), `--until`,
+    /// the jobs' last results merged, a `--strict` stop reported, the files finished.
+    func end() throws {
         if checkpointer != nil && StopSignals.requested && merge.readerStop == nil && merge.jobStop == nil {
             // Stopped by SIGINT or SIGTERM: the snapshot is the run's state; the same command goes on.
             try takeCheckpoint(last: true)
             while merge.running > 0 { merge.receive(results.pop()) }
-            stoppedBySignal = true
+            replay.stoppedBySignal = true
             return
         }
         // The last snapshot, at the end of the input and before --until and --state-out (as with
@@ -235,12 +295,12 @@ extension Replay {
         sentLast = true  // `flush` pushes them before anything in it can throw
         try flush()
         while merge.running > 0 {
-            try merge.drain([results.pop()], into: output, replay: self)
+            try merge.drain([results.pop()], into: output, replay: replay)
         }
         if let (s, message) = merge.jobStop {
             // The summary is the one the single engine stops with: as at that control record.
             if let snapshot = snapshots[s] {
-                tally = snapshot
+                replay.tally = snapshot
                 sink.counts = snapshot.rejected
             }
             sink.count(.badControl)
@@ -250,10 +310,12 @@ extension Replay {
         if let error = merged.ioErrors.first { throw ReplayError.io("\(error.source): \(error.message)") }
         progress?.finish()
 
-        try finish(output: output, rejects: rejects, counts: merge.counts,
-                   deliveryCounts: merge.deliveryCounts) { state in
-            StateWriter.writeHeader(clock: rd.clock, to: state)
-            for (k, entry) in merge.states.sorted(by: { $0.rank < $1.rank }).enumerated() {
+        let clock = rd.clock
+        let states = merge.states
+        try replay.finish(output: output, rejects: rejects, counts: merge.counts,
+                          deliveryCounts: merge.deliveryCounts) { state in
+            StateWriter.writeHeader(clock: clock, to: state)
+            for (k, entry) in states.sorted(by: { $0.rank < $1.rank }).enumerated() {
                 if k > 0 { state.append(",") }
                 entry.bytes.withUnsafeBytes { state.append($0) }
             }
@@ -319,7 +381,7 @@ private final class JobReader {
                 last[Int(g)] = -.infinity
             }
             batches[j].devices.append(JobDeviceNote(seq: seq, device: g, rank: devices.rank(g), name: Array(name)))
-        } else if t < last[Int(g)] {
+        } else if isOutOfOrder(t, after: last[Int(g)]) {
             return nil
         } else if expires && last[Int(g)] + expire < t {
             // Its expiry (due before `t`, after the clock) fires in the timers before this reading.
@@ -343,8 +405,7 @@ private final class JobReader {
     func expireDue() {
         while expiry.earliestDue <= clock {
             guard let (due, _, g) = expiry.popNext() else { return }
-            let until = last[Int(g)] + expire
-            if until > due {
+            if let until = DeviceExpiry.rearm(due: due, lastReading: last[Int(g)], seconds: expire) {
                 expiry.schedule(at: until, g)
             } else {
                 devices.remove(g)
@@ -400,15 +461,11 @@ private final class JobReader {
                 return g
             }
         }
-        let freed = Set(free)
-        for (k, name) in names.enumerated() {
-            // A free id is interned under a placeholder, then removed again (`restoreRemovals`).
-            let bytes = freed.contains(Int32(k)) ? DeviceTable.placeholderName(Int32(k)) : name
-            let (g, isNew) = bytes.withUnsafeBytes { devices.intern($0) }
-            guard isNew, Int(g) == k else { throw SnapshotError("a device twice in the reader's state") }
-            owner.append(bytes.withUnsafeBytes { Int(DeviceTable.fnv1a($0) % UInt64(jobs)) })
+        // A device's job follows from its name (a free id's placeholder: no device is routed by it).
+        try devices.restore(names: names, free: free, nextRank: nextRank) { name in
+            owner.append(Int(DeviceTable.fnv1a(name) % UInt64(jobs)))
+            return devices.intern(name).id
         }
-        devices.restoreRemovals(free: free, nextRank: nextRank)
         return try r.list { r throws(SnapshotError) in try r.raw() }
     }
 
@@ -480,7 +537,7 @@ final class JobMerge {
 
     /// Takes `results` in, then writes every record and reports every rejection that all jobs are
     /// past: those are final.
-    func drain(_ results: [JobResult], into output: OutputFile, replay: Replay) throws {
+    func drain(_ results: [JobResult], into output: RecordBuffer, replay: Replay) throws {
         for r in results { receive(r) }
         guard jobStop == nil else { return }
         var limit = through.min() ?? 0
@@ -506,7 +563,7 @@ final class JobMerge {
     }
 
     /// Writes the tagged records with sequence numbers up to `limit`, smallest tag first.
-    private func write(through limit: Int, into output: OutputFile) throws {
+    private func write(through limit: Int, into output: RecordBuffer) throws {
         while true {
             var best = -1
             var bestTag = JobTag(seq: 0, phase: 0, source: 0, due: 0, rank: 0, end: 0)

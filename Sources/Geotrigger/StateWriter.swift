@@ -8,7 +8,7 @@ import GeotriggerScheduling
 /// Every visit that began and has not ended in an `exit` is listed here, so nothing is lost at the
 /// end of a replay. Devices appear in the order they were first seen.
 enum StateWriter {
-    static func write(engine: Engine, to o: OutputFile) {
+    static func write(engine: Engine, to o: RecordBuffer) {
         let regionIDs = engine.index.regions.map(\.id)
         writeHeader(clock: engine.monitor.clock, to: o)
         // Live devices only (`--expire` frees ids and reuses them): in first-seen order, which is
@@ -25,17 +25,17 @@ enum StateWriter {
         writeFooter(to: o)
     }
 
-    static func writeHeader(clock: Double, to o: OutputFile) {
+    static func writeHeader(clock: Double, to o: RecordBuffer) {
         o.append("{\"clock\":")
         if clock.isFinite { o.appendTime(clock) } else { o.append("null") }
         o.append(",\"devices\":{")
     }
 
-    static func writeFooter(to o: OutputFile) { o.append("\n}}\n") }
+    static func writeFooter(to o: RecordBuffer) { o.append("\n}}\n") }
 
     /// One device's entry (without the separating comma): a replay job writes its devices' entries
     /// and the run puts them in first-seen order.
-    static func writeDevice(_ d: Int32, engine: Engine, regionIDs: [String], to o: OutputFile) {
+    static func writeDevice(_ d: Int32, engine: Engine, regionIDs: [String], to o: RecordBuffer) {
         let monitor = engine.monitor, scheduler = engine.scheduler
         o.append("\n")
         monitor.devices.withName(d) { o.appendJSONString($0) }

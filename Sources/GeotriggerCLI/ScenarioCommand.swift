@@ -55,9 +55,9 @@ struct ScenarioCommand: ParsableCommand {
         do {
             try makeDirectory(out)
             let placeList = kind == .world ? try Scenario.loadPlaces(path: places) : []
-            try scenario.writeRegions(to: OutputFile(path: "\(out)/\(scenario.regionsFileName)"), places: placeList)
-            try scenario.writeReadings(to: OutputFile(path: "\(out)/readings.ndjson"), places: placeList)
-            let note = try OutputFile(path: "\(out)/SCENARIO.txt")
+            try scenario.writeRegions(to: RecordBuffer(path: "\(out)/\(scenario.regionsFileName)"), places: placeList)
+            try scenario.writeReadings(to: RecordBuffer(path: "\(out)/readings.ndjson"), places: placeList)
+            let note = try RecordBuffer(path: "\(out)/SCENARIO.txt")
             note.append(string: """
                 geotrigger scenario \(kind.rawValue) --seed \(seed) --regions \(scenario.regions) \
                 --devices \(scenario.devices) --seconds \(scenario.seconds)

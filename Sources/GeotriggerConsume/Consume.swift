@@ -180,14 +180,12 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     private var pendingCommits: [Int32: (offset: Int64, metadata: String)] = [:]
     /// The run's rejected records (`GROUP-rejects`, stderr, `--strict`), once the producer is made.
     private var rejects: RejectSink!
-    @exclusivity(unchecked) private var value: [UInt8] = []
     @exclusivity(unchecked) private var entries: [KafkaProducer.BatchEntry] = []
 
     public init(configuration: ConsumeConfiguration, diagnostics: @escaping (String) -> Void = { writeStandardError($0) }) {
         self.configuration = configuration
         self.diagnostics = diagnostics
         decoder = NDJSONDecoder(recordsNamed: configuration.topic)
-        value.reserveCapacity(4096)
     }
 
     /// The settings every client of this process gets, then the user's (`--kafka-config`).
@@ -227,7 +225,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
                                                              ("queue.buffering.max.messages", "1000000"),
                                                              ("delivery.report.only.error", "true")]))
             rejects = RejectSink(strict: c.replay.strict, limit: c.replay.reportedRejectLimit,
-                                 output: RejectsTopic(producer: producer, topic: c.rejectsTopic), diagnostics: diagnostics)
+                                 output: RecordBuffer(sink: RejectsTopic(producer: producer, topic: c.rejectsTopic)), diagnostics: diagnostics)
             let stateProducer = try KafkaProducer(settings: settings([("enable.idempotence", "true"), ("linger.ms", "5")]),
                                                   delivery: self)
             let reader = try KafkaPartitionReader(settings: settings([]), group: c.group + "-state-reader")
@@ -388,7 +386,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     private func produceEvents(of p: PartitionEngine) throws(ConsumeError) {
         let topic = c.eventsTopic
         do {
-            try p.takeEvents(&value, &entries) { keys, values, entries in
+            try p.takeEvents(&entries) { keys, values, entries in
                 try producer.produceBatch(topic: topic, keys: keys, values: values, entries: entries)
                 statistics.eventsProduced += entries.count
             }
@@ -660,16 +658,28 @@ func wallClockSeconds() -> Double {
 }
 
 /// `GROUP-rejects`: a message per rejected record, keyed as the record was.
-private final class RejectsTopic: RejectOutput {
+private final class RejectsTopic: RecordSink {
     let producer: KafkaProducer
     let topic: String
+    private(set) var length = 0
 
     init(producer: KafkaProducer, topic: String) {
         self.producer = producer
         self.topic = topic
     }
 
-    func appendRejection(_ line: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer?) throws {
-        try producer.produce(topic: topic, key: key, value: line)
+    /// One message per record, as it is rejected.
+    var blockSize: Int { 0 }
+
+    func write(record: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer?) throws {
+        try producer.produce(topic: topic, key: key, value: record)
+        length += record.count
+    }
+
+    /// Lines without a key (none is written so: rejections come through `write(record:key:)`).
+    func write(_ records: UnsafeRawBufferPointer) throws {
+        for line in records.split(separator: UInt8(ascii: "\n")) {
+            try write(record: UnsafeRawBufferPointer(rebasing: line), key: nil)
+        }
     }
 }

@@ -19,7 +19,7 @@ package final class PartitionEngine {
     let applier: ReadingApplier
     let writer: EventWriter
     /// The events of the records applied since they were last handed on, formatted, one per line.
-    private let formatted = OutputFile(memory: ())
+    private let formatted = RecordBuffer(memory: ())
 
     /// The offset of the next record to read: every record before it has been applied.
     @exclusivity(unchecked) package var nextOffset: Int64 = 0
@@ -39,12 +39,10 @@ package final class PartitionEngine {
     /// The id of the last event tagged: its record's offset and index there.
     @exclusivity(unchecked) private(set) var lastTag: (offset: Int64, index: Int32) = (-1, -1)
 
-    /// An event formatted into `formatted`: its bytes end at `end`; its key (the device's name)
+    /// An event formatted into `formatted` (its id first): its bytes end at `end`; its key (the device's name)
     /// is `keys[keyStart..<keyEnd]`, copied when the event was made (an expired device's id may
     /// name another device by the time the event is produced).
     struct Tag {
-        var offset: Int64
-        var index: Int32
         var end: Int
         var keyStart: Int
         var keyEnd: Int
@@ -113,42 +111,36 @@ package final class PartitionEngine {
 
     // MARK: Events
 
-    fileprivate func tag(device d: Int32) {
+    /// Before an event of device `d`: its id, which the writer puts first.
+    fileprivate func beginEvent(device d: Int32) {
         let offset = applier.applyingBatch ? batchOffsets[Int(d)] : currentOffset
         lastTag = offset == lastTag.offset ? (offset, lastTag.index + 1) : (offset, 0)
+        writer.nextID = EventID(partition: partition, offset: offset, index: lastTag.index)
+    }
+
+    /// After it: where it ends, and its key.
+    fileprivate func endEvent(device d: Int32) {
         let keyStart = keys.count
         keys.append(contentsOf: engine.devices.nameBytes(d))
-        tags.append(Tag(offset: offset, index: lastTag.index, end: formatted.count, keyStart: keyStart, keyEnd: keys.count))
+        tags.append(Tag(end: formatted.count, keyStart: keyStart, keyEnd: keys.count))
     }
 
     /// Hands the events made since the last call to `body`, then forgets them: each event's JSON
-    /// with `"id"` first, laid end to end in `values` (scratch space, reused), its key (the
-    /// device) in `keys`, and where each lies.
-    package func takeEvents(_ values: inout [UInt8], _ entries: inout [KafkaProducer.BatchEntry],
+    /// (with its `"id"` first) in `values`, as the writer wrote them, its key (the device) in
+    /// `keys`, and where each lies (`entries`, scratch space, reused).
+    package func takeEvents(_ entries: inout [KafkaProducer.BatchEntry],
                     _ body: (_ keys: UnsafeRawBufferPointer, _ values: UnsafeRawBufferPointer,
                              _ entries: [KafkaProducer.BatchEntry]) throws -> Void) rethrows {
         applier.flush()
         guard !tags.isEmpty else { return }
-        values.removeAll(keepingCapacity: true)
         entries.removeAll(keepingCapacity: true)
-        formatted.withPending { bytes in
-            var start = 0
-            for tag in tags {
-                // `{"t":…}\n` becomes `{"id":"P-O-I","t":…}`.
-                let valueStart = values.count
-                values.append(contentsOf: #"{"id":""#.utf8)
-                appendDecimal(Int64(partition), to: &values)
-                values.append(UInt8(ascii: "-"))
-                appendDecimal(tag.offset, to: &values)
-                values.append(UInt8(ascii: "-"))
-                appendDecimal(Int64(tag.index), to: &values)
-                values.append(contentsOf: #"","#.utf8)
-                values.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[(start + 1)..<(tag.end - 1)]))
-                entries.append(KafkaProducer.BatchEntry(key: tag.keyStart..<tag.keyEnd, value: valueStart..<values.count))
-                start = tag.end
-            }
+        var start = 0
+        for tag in tags {
+            // The value is the line without its newline.
+            entries.append(KafkaProducer.BatchEntry(key: tag.keyStart..<tag.keyEnd, value: start..<(tag.end - 1)))
+            start = tag.end
         }
-        try keys.withUnsafeBytes { k in try values.withUnsafeBytes { v in try body(k, v, entries) } }
+        try keys.withUnsafeBytes { k in try formatted.withPending { v in try body(k, v, entries) } }
         formatted.discardPending()
         tags.removeAll(keepingCapacity: true)
         keys.removeAll(keepingCapacity: true)
@@ -238,41 +230,28 @@ private final class TaggingOutput: RegionEventTableReader {
     var regionEventTable: (base: UnsafeRawPointer, stride: Int) { owner.regionEventTable }
 
     func regionEvent(_ event: RegionEvent) {
+        owner.beginEvent(device: event.device)
         owner.writer.regionEvent(event)
-        owner.tag(device: event.device)
+        owner.endEvent(device: event.device)
     }
 
     func delivery(_ delivery: Delivery) {
+        owner.beginEvent(device: delivery.device)
         owner.writer.delivery(delivery)
-        owner.tag(device: delivery.device)
+        owner.endEvent(device: delivery.device)
     }
 
     func response(_ response: NotificationResponse) {
+        owner.beginEvent(device: response.device)
         owner.writer.response(response)
-        owner.tag(device: response.device)
+        owner.endEvent(device: response.device)
     }
 
     func silentPush(_ push: SilentPush) {
+        owner.beginEvent(device: push.device)
         owner.writer.silentPush(push)
-        owner.tag(device: push.device)
+        owner.endEvent(device: push.device)
     }
 
     func regionAdded(_ region: Region, number: Int32) { owner.writer.regionAdded(region, number: number) }
-}
-
-/// Appends `v` in decimal.
-@inline(__always)
-func appendDecimal(_ v: Int64, to out: inout [UInt8]) {
-    if v < 0 { out.append(UInt8(ascii: "-")) }
-    var m = v.magnitude
-    // 20 digits hold any UInt64; filled from the end.
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-        var k = 20
-        repeat {
-            k -= 1
-            digits[k] = UInt8(ascii: "0") + UInt8(m % 10)
-            m /= 10
-        } while m > 0
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[k..<20]))
-    }
 }

@@ -347,6 +347,19 @@ extension DeviceTable {
         return (devices, free, try r.varint())
     }
 
+    /// Restores a checkpoint's table (the engine's, or `replay --jobs`' reader's): each name
+    /// handed to `intern` in id order (which interns it here, and may make per-device state as
+    /// it does), a removed id's under a placeholder name, then the removals and the rank counter.
+    public func restore(names: [[UInt8]], free: [Int32], nextRank: UInt64,
+                        intern: (UnsafeRawBufferPointer) -> Int32) throws(SnapshotError) {
+        let removed = Set(free)
+        for (id, name) in names.enumerated() {
+            let bytes = removed.contains(Int32(id)) ? Self.placeholderName(Int32(id)) : name
+            guard bytes.withUnsafeBytes(intern) == Int32(id) else { throw SnapshotError("snapshot lists device \(id) twice") }
+        }
+        restoreRemovals(free: free, nextRank: nextRank)
+    }
+
     /// A placeholder name for a removed id while a checkpoint is restored: not valid UTF-8 that any
     /// reading could carry (device ids are decoded text), and unique per id.
     public static func placeholderName(_ id: Int32) -> [UInt8] {

@@ -127,7 +127,7 @@ extension Monitor {
         let slot = checked(d)
         let k = batch.count
         let bit = UInt64(1) << UInt64(d & 63), word = Int(d >> 6) & 3
-        guard k < FixBatch.capacity, t >= states[slot].last,
+        guard k < FixBatch.capacity, !isOutOfOrder(t, after: states[slot].last),
               batch.seen[word] & bit == 0 || geotrigger_contains_i32(batch.devices, Int32(k), d) == 0 else {
             return false
         }

@@ -45,7 +45,17 @@ public struct MonitorOptions: Sendable {
         self.safeDistance = safeDistance
         self.expire = expire
     }
+
+    /// Whether a fix this accurate (metres) changes no state: worse than `maxAccuracy`, when
+    /// there is a limit. The engine's rule, by which `replay --jobs`' reader counts too.
+    @inlinable @inline(__always)
+    public func ignores(accuracy: Double) -> Bool { maxAccuracy > 0 && accuracy > maxAccuracy }
 }
+
+/// The order a device's readings must come in: one older than the device's previous reading is
+/// rejected (SPEC §3). The engine's rule, by which `replay --jobs`' reader routes too.
+@inlinable @inline(__always)
+public func isOutOfOrder(_ t: Double, after last: Double) -> Bool { t < last }
 
 /// The per-(device, region) state machines for geographic regions, with their timers.
 ///
@@ -408,7 +418,7 @@ public final class Monitor: TimerOwner {
     @inline(__always)
     func apply(device d: Int32, t: Double, at p: Coordinate, accuracy: Double) -> Outcome {
         let slot = checked(d)
-        if t < states[slot].last { return .rejected(.outOfOrder) }
+        if isOutOfOrder(t, after: states[slot].last) { return .rejected(.outOfOrder) }
         var step = 0.0
         switch begin(slot, t, p, accuracy: accuracy, step: &step) {
         case .ignored:
@@ -451,7 +461,7 @@ public final class Monitor: TimerOwner {
     func begin(_ slot: Int, _ t: Double, _ p: Coordinate, accuracy: Double, step: inout Double) -> Start {
         states[slot].last = t
         if t > clock { clock = t }
-        if options.maxAccuracy > 0 && accuracy > options.maxAccuracy { return .ignored }
+        if options.ignores(accuracy: accuracy) { return .ignored }
 
         let first = states[slot].anchorCos < 0
         if first { states[slot].anchorCos = 0 }
@@ -714,7 +724,7 @@ public final class Monitor: TimerOwner {
     /// Returns `.outOfOrder` if it is older than the device's previous reading.
     public func touch(device d: Int32, t: Double) -> RejectReason? {
         let slot = checked(d)
-        if t < states[slot].last { return .outOfOrder }
+        if isOutOfOrder(t, after: states[slot].last) { return .outOfOrder }
         states[slot].last = t
         if t > clock { clock = t }
         return nil

@@ -54,7 +54,7 @@ public struct Scenario: Sendable {
     // MARK: Writing
 
     /// Writes the regions. `places` (lat, lon) are needed for `world`.
-    public func writeRegions(to out: OutputFile, places: [Coordinate] = []) throws {
+    public func writeRegions(to out: RecordBuffer, places: [Coordinate] = []) throws {
         var random = SplitMix64(seed: seed)
         switch kind {
         case .city:
@@ -88,7 +88,7 @@ public struct Scenario: Sendable {
         try out.flush()
     }
 
-    private func circle(_ out: OutputFile, _ i: Int, _ p: Coordinate, radius: Double) throws {
+    private func circle(_ out: RecordBuffer, _ i: Int, _ p: Coordinate, radius: Double) throws {
         out.append("r")
         out.appendInteger(Int64(i))
         out.append(",")
@@ -102,7 +102,7 @@ public struct Scenario: Sendable {
     }
 
     /// Writes the readings as NDJSON, in time order (all devices at second 0, then second 1, …).
-    public func writeReadings(to out: OutputFile, places: [Coordinate] = []) throws {
+    public func writeReadings(to out: RecordBuffer, places: [Coordinate] = []) throws {
         var random = SplitMix64(seed: seed ^ 0x5EED_0F_F1E5)
         switch kind {
         case .city, .world:

@@ -28,8 +28,8 @@ struct BatchTests {
         let places = kind == .world ? try Scenario.loadPlaces(path: ScenarioTests.places) : []
         let regionsPath = dir.appendingPathComponent("regions.csv").path
         let readingsPath = dir.appendingPathComponent("readings.ndjson").path
-        try scenario.writeRegions(to: OutputFile(path: regionsPath), places: places)
-        try scenario.writeReadings(to: OutputFile(path: readingsPath), places: places)
+        try scenario.writeRegions(to: RecordBuffer(path: regionsPath), places: places)
+        try scenario.writeReadings(to: RecordBuffer(path: readingsPath), places: places)
         let decoder = try ReadingInput.open(path: readingsPath)
         var fixes: [Fix] = []
         while case .reading = decoder.next() {

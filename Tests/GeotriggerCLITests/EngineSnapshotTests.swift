@@ -36,11 +36,11 @@ struct EngineSnapshotTests {
     /// Collects an engine's events and deliveries and, through an `EventWriter`, their bytes.
     final class Recorder {
         var run = Run()
-        var memory = OutputFile(memory: ())
+        var memory = RecordBuffer(memory: ())
 
         func attach(_ engine: Engine) {
             if memory.count > 0 { run.eventBytes += memory.takeBytes() }
-            memory = OutputFile(memory: ())
+            memory = RecordBuffer(memory: ())
             engine.output = EventWriter(output: memory, devices: engine.devices, regions: engine.index.regions)
             engine.onEvent = { [unowned self, unowned engine] e in
                 run.trace.append("\(e.kind.name) t=\(e.t.bitPattern) \(engine.deviceName(e.device)) \(engine.regionID(e.region)) "
@@ -59,7 +59,7 @@ struct EngineSnapshotTests {
 
         func finish(_ engine: Engine) -> Run {
             run.eventBytes += memory.takeBytes()
-            let state = OutputFile(memory: ())
+            let state = RecordBuffer(memory: ())
             StateWriter.write(engine: engine, to: state)
             run.state = String(decoding: state.takeBytes(), as: UTF8.self)
             run.state += "\nclock \(engine.clock.bitPattern)"

@@ -94,7 +94,7 @@ struct ExpiryTests {
         let e = try Self.engine([Self.office, Self.annex, Self.home])
         let log = Log(e)
         var bytes: [UInt8] = []
-        let out = OutputFile(memory: ())
+        let out = RecordBuffer(memory: ())
         e.output = EventWriter(output: out, devices: e.devices, regions: e.index.regions)
         e.fix(device: "a", t: t0, latitude: Self.hLat, longitude: Self.hLon)
         e.fix(device: "a", t: t0 + 30, latitude: 48.2001, longitude: 16.37)  // inside both still
@@ -233,7 +233,7 @@ struct ExpiryTests {
         e.fix(device: "b", t: t0 + 30, latitude: Self.hLat, longitude: Self.hLon)
         e.fix(device: "c", t: t0 + 70, latitude: Self.oLat, longitude: Self.oLon)  // a expires at +60
         e.fix(device: "d", t: t0 + 80, latitude: Self.hLat, longitude: Self.hLon)  // takes a's id
-        let out = OutputFile(memory: ())
+        let out = RecordBuffer(memory: ())
         StateWriter.write(engine: e, to: out)
         let state = String(decoding: out.takeBytes(), as: UTF8.self)
         #expect(!state.contains("\"a\""))

@@ -4,8 +4,8 @@ import Testing
 
 /// The number formatting every event line goes through.
 @Suite struct JSONWritingTests {
-    private func written(_ body: (OutputFile) -> Void) -> String {
-        let out = OutputFile(memory: ())
+    private func written(_ body: (RecordBuffer) -> Void) -> String {
+        let out = RecordBuffer(memory: ())
         body(out)
         return String(decoding: out.buffer, as: UTF8.self)
     }
@@ -50,15 +50,15 @@ import Testing
     /// years beyond 9999, NaN), each is written as `RFC3339.format` writes it.
     @Test func timesMatchRFC3339WhateverTheOrder() {
         // Two whole seconds and a fraction that land in the slot of 1_700_000_000.
-        let slot = OutputFile.timeSlot(1_700_000_000)
-        let sharing = (1...200_000).lazy.map { 1_700_000_000 + Double($0) / 4 }.filter { OutputFile.timeSlot($0) == slot }
+        let slot = RecordBuffer.timeSlot(1_700_000_000)
+        let sharing = (1...200_000).lazy.map { 1_700_000_000 + Double($0) / 4 }.filter { RecordBuffer.timeSlot($0) == slot }
         let rivals = Array(sharing.prefix(3))
         #expect(rivals.count == 3)
         let times: [Double] = [
             1_700_000_000, 1_700_000_000, 1_699_999_000.25, 1_700_000_000, 1_699_999_000.25, 1_700_000_001.9996,
             1_700_000_000, -62_135_596_801, 253_402_300_800, .nan, 0, 1e14, 1_700_000_000, -1.5, -1.5,
         ] + rivals.flatMap { [$0, 1_700_000_000, $0] } + [.nan, .nan, -0.0, 0]
-        let out = OutputFile(memory: ())
+        let out = RecordBuffer(memory: ())
         var expected = ""
         for t in times {
             out.appendTime(t)
@@ -84,9 +84,9 @@ import Testing
                 if special == 0xC3 { bytes.append(0xA9) } else if special == 0xA9 { bytes.insert(0xC3, at: 0) }
             }
             guard let text = String(validating: bytes, as: UTF8.self) else { continue }
-            let out = OutputFile(memory: ())
+            let out = RecordBuffer(memory: ())
             bytes.withUnsafeBytes { out.appendJSONString($0) }
-            let viaString = OutputFile(memory: ())
+            let viaString = RecordBuffer(memory: ())
             viaString.appendJSONString(text)
             #expect(out.buffer == viaString.buffer)
             let json = out.buffer
@@ -115,7 +115,7 @@ import Testing
         let regions = ids.map { Region(id: $0, shape: .circle(center: Coordinate(latitude: 0, longitude: 0), radius: 1)) }
         let devices = DeviceTable()
         let device = devices.intern("bus 7")
-        let out = OutputFile(memory: ())
+        let out = RecordBuffer(memory: ())
         let writer = EventWriter(output: out, devices: devices, regions: regions)
         for r in regions.indices {
             writer.regionEvent(RegionEvent(kind: r % 2 == 0 ? .enter : .exit, t: 1_700_000_000, device: device,

@@ -62,8 +62,8 @@ struct JobsTests {
                          in dir: URL) throws -> (regions: String, readings: String) {
         let s = Scenario(kind: kind, seed: seed, regions: regions, devices: devices, seconds: seconds)
         let regionsPath = dir.appendingPathComponent(s.regionsFileName).path, readings = dir.appendingPathComponent("readings.ndjson").path
-        try s.writeRegions(to: OutputFile(path: regionsPath))
-        try s.writeReadings(to: OutputFile(path: readings))
+        try s.writeRegions(to: RecordBuffer(path: regionsPath))
+        try s.writeReadings(to: RecordBuffer(path: readings))
         return (regionsPath, readings)
     }
 

@@ -39,6 +39,32 @@ struct LibraryExampleTests {
         #expect(log == expected)
     }
 
+    @Test("a library sink (RecordCallback) gets each event's line as it ends, the bytes `replay` writes to a file")
+    func callbackSink() throws {
+        let regionsPath = CLI.root.appendingPathComponent("datasets/regions/slovenia-croatia.geojson").path
+        let trackPath = CLI.root.appendingPathComponent("datasets/gpxpy_tracks/cerknicko-jezero.gpx").path
+        let engine = try Engine(regions: RegionFile.load(path: regionsPath), hysteresis: .metres(0), options: MonitorOptions(maxAccuracy: 0))
+        var lines: [String] = []
+        var eventsSoFar: [Int] = []
+        engine.onEvent = { _ in eventsSoFar.append(lines.count) }
+        engine.output = EventWriter(output: RecordBuffer(sink: RecordCallback { line in
+            lines.append(String(decoding: line, as: UTF8.self))
+        }), devices: engine.devices, regions: engine.regions)
+        let track = try ReadingInput.open(path: trackPath)
+        while case .reading = track.next() {
+            let r = track.current
+            engine.fix(device: r.deviceString, t: r.t, latitude: r.latitude, longitude: r.longitude)
+        }
+
+        let replay = try CLI.run(["replay", "--regions", regionsPath, "--hysteresis", "0", "--max-accuracy", "0", trackPath])
+        #expect(replay.status == 0)
+        #expect(lines.count > 10)
+        #expect(lines == replay.stdout.split(separator: "\n").map(String.init))
+        // Each line reached the callback as its event was written, before `onEvent` saw it: the
+        // sink holds nothing back (`blockSize` 0).
+        #expect(eventsSoFar == Array(1...max(1, eventsSoFar.count)))
+    }
+
     @Test("the README's notification-center example: add, deliver on the clock, pending, delivered, remove")
     func schedulingExample() throws {
         let here = FileManager.default.currentDirectoryPath

@@ -13,8 +13,8 @@ struct ScenarioTests {
         let scenario = Scenario(kind: kind, seed: seed, regions: 500, devices: 20, seconds: 30)
         let places = kind == .world ? try Scenario.loadPlaces(path: Self.places) : []
         let regions = dir.appendingPathComponent(scenario.regionsFileName), readings = dir.appendingPathComponent("readings.ndjson")
-        try scenario.writeRegions(to: OutputFile(path: regions.path), places: places)
-        try scenario.writeReadings(to: OutputFile(path: readings.path), places: places)
+        try scenario.writeRegions(to: RecordBuffer(path: regions.path), places: places)
+        try scenario.writeReadings(to: RecordBuffer(path: readings.path), places: places)
         return (try Data(contentsOf: regions), try Data(contentsOf: readings))
     }
 

@@ -185,8 +185,8 @@ enum SnapshotTargets {
 
     /// The events a partition made since the last call, as produced: key, tab, value, newline.
     static func events(of p: PartitionEngine) -> [UInt8] {
-        var values: [UInt8] = [], entries: [KafkaProducer.BatchEntry] = [], out: [UInt8] = []
-        p.takeEvents(&values, &entries) { keys, values, entries in
+        var entries: [KafkaProducer.BatchEntry] = [], out: [UInt8] = []
+        p.takeEvents(&entries) { keys, values, entries in
             for e in entries {
                 out.append(contentsOf: keys[e.key])
                 out.append(9)

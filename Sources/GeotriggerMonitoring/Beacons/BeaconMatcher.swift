@@ -33,6 +33,15 @@ public struct BeaconMatcher: Sendable {
         }
     }
 
+    /// Whether any region matches the concrete beacon `id` (a sighting of no region's beacon is
+    /// counted as unmatched).
+    @inline(__always)
+    public func matchesAny(_ id: BeaconID) -> Bool {
+        var any = false
+        forEachMatch(id) { _ in any = true }
+        return any
+    }
+
     /// The matching regions, in the order `forEachMatch` gives them.
     public func matches(_ id: BeaconID) -> [Int32] {
         var out: [Int32] = []

@@ -21,9 +21,9 @@ public struct ScenarioFiles: Sendable {
         if FileManager.default.fileExists(atPath: marker) { return files }
         try FileManager.default.createDirectory(atPath: files.directory, withIntermediateDirectories: true)
         let places = s.kind == .world ? try Scenario.loadPlaces(path: placesPath) : []
-        try s.writeRegions(to: OutputFile(path: files.regionsPath), places: places)
+        try s.writeRegions(to: RecordBuffer(path: files.regionsPath), places: places)
         if !regionsOnly {
-            try s.writeReadings(to: OutputFile(path: files.readingsPath), places: places)
+            try s.writeReadings(to: RecordBuffer(path: files.readingsPath), places: places)
         }
         let note = "geotrigger scenario \(s.kind.rawValue) --seed \(s.seed) --regions \(s.regions) "
             + "--devices \(s.devices) --seconds \(s.seconds)\(regionsOnly ? " (regions only)" : "")\n"

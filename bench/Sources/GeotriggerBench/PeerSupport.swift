@@ -53,7 +53,7 @@ enum ReadingsCSV {
     /// Returns how many records were left out.
     static func convert(_ source: String, to destination: String) throws -> Int {
         let decoder = try ReadingInput.open(path: source, format: .ndjson)
-        let out = try OutputFile(path: destination)
+        let out = try RecordBuffer(path: destination)
         out.append("t,device,lat,lon,accuracy\n")
         var skipped = 0
         reading: while true {
@@ -83,7 +83,7 @@ enum ReadingsCSV {
     }
 
     /// A CSV field: quoted (with doubled quotes) when it holds a comma, a quote or edge spaces.
-    static func appendCSV(_ field: ArraySlice<UInt8>, to out: OutputFile) {
+    static func appendCSV(_ field: ArraySlice<UInt8>, to out: RecordBuffer) {
         let special = field.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") }
             || field.first == 0x20 || field.last == 0x20 || field.first == 0x09 || field.last == 0x09
         guard special else {
