@@ -2,8 +2,8 @@
 import Foundation
 import PackageDescription
 
-// Data flows one way: readings -> monitoring (asks the geometry index) -> events -> scheduling -> output.
-// GeotriggerReadings and GeotriggerCore know nothing of GEOS; only GeotriggerGeometry imports CGEOS.
+// Data flows one way: readings -> engine -> monitoring (asks the geometry index) -> events -> scheduling
+// -> output. GeotriggerFormats and GeotriggerCore know nothing of GEOS; only GeotriggerGeometry imports CGEOS.
 let package = Package(
     name: "Geotrigger",
     products: [
@@ -38,34 +38,65 @@ let package = Package(
         .target(name: "CBoxes"),
         // SIGINT/SIGTERM noted in a sig_atomic_t, for a checkpoint before stopping.
         .target(name: "CSignals"),
-        // Value types shared by every layer: time stamps, JSON values, region definitions and their files.
+        // Values shared by every layer: coordinates, regions, beacons, JSON values and their text,
+        // RFC 3339 times, the input limits.
+        .target(name: "GeotriggerCore"),
+        // Package-internal runtime support, no product of its own: the device table, the timer
+        // queue, snapshot coding, content hashes, and the small unsafe containers they use.
         .target(
-            name: "GeotriggerCore",
-            dependencies: ["CPrefetch", .product(name: "HeapModule", package: "swift-collections")]
+            name: "GeotriggerRuntime",
+            dependencies: ["CPrefetch", "GeotriggerCore", .product(name: "HeapModule", package: "swift-collections")]
         ),
-        // Byte-level decoders for NDJSON, CSV and GPX readings. No GEOS, no Foundation on the hot path.
-        .target(name: "GeotriggerReadings", dependencies: ["CSignals", "GeotriggerCore"]),
+        // The formats read from outside: readings (NDJSON, CSV, GPX; byte-level, no Foundation on
+        // the hot path) and region files (GeoJSON, CSV). No GEOS.
+        .target(name: "GeotriggerFormats", dependencies: ["CPrefetch", "CSignals", "GeotriggerCore", "GeotriggerRuntime"]),
         // GEOS binding, geodesy on WGS84 and the region index. The only module that touches the C API.
-        .target(name: "GeotriggerGeometry", dependencies: ["CBoxes", "CGEOS", "CMath", "CPrefetch", "GeotriggerCore"]),
+        .target(
+            name: "GeotriggerGeometry",
+            dependencies: ["CBoxes", "CGEOS", "CMath", "CPrefetch", "GeotriggerCore", "GeotriggerRuntime"]
+        ),
         // Per-(device, region) state machines, timers and events.
         .target(
             name: "GeotriggerMonitoring",
             dependencies: [
-                "CBoxes", "CPrefetch", "GeotriggerCore", "GeotriggerReadings", "GeotriggerGeometry",
+                "CBoxes", "CPrefetch", "GeotriggerCore", "GeotriggerRuntime", "GeotriggerFormats", "GeotriggerGeometry",
             ]
         ),
         // Notification requests, triggers, per-device centers and their clock. Knows nothing of geometry:
         // regions are opaque keys handed in by the caller.
+        .target(name: "GeotriggerScheduling", dependencies: ["GeotriggerCore", "GeotriggerRuntime"]),
+        // The engine: one stream clock over the monitors and the scheduler, and the one dispatch
+        // of a reading to it (`ReadingApplier`).
         .target(
-            name: "GeotriggerScheduling",
-            dependencies: ["GeotriggerCore"]
+            name: "GeotriggerEngine",
+            dependencies: [
+                "GeotriggerCore", "GeotriggerRuntime", "GeotriggerFormats", "GeotriggerGeometry", "GeotriggerMonitoring",
+                "GeotriggerScheduling",
+            ]
         ),
-        // The library users import: the engine plus the replay driver and its output. No Kafka.
+        // Events as SPEC §4's NDJSON, formatted into a buffer in front of a `RecordSink` (a file,
+        // standard output, a callback); rejected records; `--state-out`.
+        .target(
+            name: "GeotriggerOutput",
+            dependencies: [
+                "GeotriggerCore", "GeotriggerRuntime", "GeotriggerFormats", "GeotriggerMonitoring", "GeotriggerScheduling",
+                "GeotriggerEngine",
+            ]
+        ),
+        // `geotrigger replay`: the driver, `--jobs`, `--checkpoint`, the summary.
+        .target(
+            name: "GeotriggerReplay",
+            dependencies: [
+                "CSignals", "GeotriggerCore", "GeotriggerRuntime", "GeotriggerFormats", "GeotriggerGeometry",
+                "GeotriggerMonitoring", "GeotriggerScheduling", "GeotriggerEngine", "GeotriggerOutput",
+            ]
+        ),
+        // The library users import: every layer above, re-exported (Exports.swift). No Kafka.
         .target(
             name: "Geotrigger",
             dependencies: [
-                "GeotriggerCore", "GeotriggerReadings", "GeotriggerGeometry", "GeotriggerMonitoring",
-                "GeotriggerScheduling",
+                "GeotriggerCore", "GeotriggerFormats", "GeotriggerGeometry", "GeotriggerMonitoring",
+                "GeotriggerScheduling", "GeotriggerEngine", "GeotriggerOutput", "GeotriggerReplay",
             ]
         ),
         // librdkafka's handles, each owned by one Swift object (SPEC §8, `geotrigger consume`).
@@ -75,7 +106,7 @@ let package = Package(
         .target(name: "GeotriggerConsume", dependencies: ["Geotrigger", "GeotriggerKafka"]),
         // SPEC §9: a replay drawn as SVG or HTML (regions, tracks, events) from the files a replay
         // reads and writes. No GEOS, no engine: the sink's side of the flow.
-        .target(name: "GeotriggerMap", dependencies: ["GeotriggerCore", "GeotriggerReadings"]),
+        .target(name: "GeotriggerMap", dependencies: ["GeotriggerCore", "GeotriggerFormats"]),
         // SPEC §6's benchmark scenarios (city, world, beacons), generated from a seed.
         .target(name: "GeotriggerScenarios", dependencies: ["Geotrigger"]),
         .executableTarget(
@@ -90,12 +121,13 @@ let package = Package(
         // campaign found, by GeotriggerFuzzingTests.
         .target(
             name: "GeotriggerFuzzing",
-            dependencies: ["Geotrigger", "GeotriggerConsume", "GeotriggerCore", "GeotriggerReadings", "GeotriggerScheduling"],
+            dependencies: ["Geotrigger", "GeotriggerConsume", "GeotriggerCore", "GeotriggerRuntime", "GeotriggerFormats", "GeotriggerScheduling"],
             path: "Fuzz/Sources/GeotriggerFuzzing"
         ),
         .testTarget(name: "GeotriggerFuzzingTests", dependencies: ["GeotriggerFuzzing"], path: "Fuzz/Tests"),
-        .testTarget(name: "GeotriggerCoreTests", dependencies: ["GeotriggerCore"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "GeotriggerReadingsTests", dependencies: ["GeotriggerReadings"]),
+        .testTarget(name: "GeotriggerCoreTests", dependencies: ["GeotriggerCore"]),
+        .testTarget(name: "GeotriggerRuntimeTests", dependencies: ["GeotriggerRuntime"]),
+        .testTarget(name: "GeotriggerFormatsTests", dependencies: ["GeotriggerFormats"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GeotriggerGeometryTests", dependencies: ["GeotriggerGeometry"], resources: [.copy("Fixtures")]),
         .testTarget(name: "GeotriggerMonitoringTests", dependencies: ["GeotriggerMonitoring"]),
         .testTarget(name: "GeotriggerSchedulingTests", dependencies: ["GeotriggerScheduling"]),

@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import GeotriggerFormats
 
 struct MapCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

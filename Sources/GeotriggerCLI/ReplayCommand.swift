@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import GeotriggerFormats
 
 extension InitialPolicy: ExpressibleByArgument {}
 extension ReadingFormat: ExpressibleByArgument {}

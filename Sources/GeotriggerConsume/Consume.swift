@@ -3,8 +3,8 @@ import GeotriggerCore
 import GeotriggerGeometry
 import GeotriggerKafka
 import GeotriggerMonitoring
-import GeotriggerReadings
 import GeotriggerScheduling
+import GeotriggerFormats
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

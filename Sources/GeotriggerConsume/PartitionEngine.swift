@@ -3,8 +3,9 @@ import GeotriggerCore
 import GeotriggerGeometry
 import GeotriggerKafka
 import GeotriggerMonitoring
-import GeotriggerReadings
 import GeotriggerScheduling
+import GeotriggerRuntime
+import GeotriggerFormats
 
 /// One input partition's share of `geotrigger consume` (SPEC §8): an engine of its own (its
 /// devices, its clock, its timers, its region changes), fed the partition's records in offset

@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import GeotriggerRuntime
 
 /// Where a partition's snapshot lies in the state topic: what the input offset's commit carries
 /// as metadata (SPEC §8), in a line a person can read with `kcat -Q` or the group tools:

@@ -98,15 +98,15 @@ extension JSONValue {
 }
 
 /// A recursive-descent parser over a byte buffer. Positions become line/column only on error.
-struct JSONParser {
-    let bytes: UnsafeBufferPointer<UInt8>
-    var index = 0
+package struct JSONParser {
+    package let bytes: UnsafeBufferPointer<UInt8>
+    package var index = 0
     private let maxDepth: Int
-    var depth = 0
+    package var depth = 0
     /// Reused for strings that contain escapes.
     private var scratch: [UInt8] = []
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    package init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
     }
@@ -122,7 +122,7 @@ struct JSONParser {
 
     // MARK: Values
 
-    mutating func parseValue() throws(JSONParseError) -> JSONValue {
+    package mutating func parseValue() throws(JSONParseError) -> JSONValue {
         guard index < bytes.count else { throw error(.unexpectedEndOfInput) }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject()
@@ -219,7 +219,7 @@ struct JSONParser {
 
     // MARK: Numbers
 
-    mutating func parseNumber() throws(JSONParseError) -> Double {
+    package mutating func parseNumber() throws(JSONParseError) -> Double {
         let start = index
         var negative = false
         if bytes[index] == UInt8(ascii: "-") {
@@ -296,7 +296,7 @@ struct JSONParser {
     // MARK: Strings
 
     /// Parses the string starting at the opening quote at `index`.
-    mutating func parseString() throws(JSONParseError) -> String {
+    package mutating func parseString() throws(JSONParseError) -> String {
         index += 1  // opening quote
         let start = index
         // Fast path: no escapes. Validate as we scan; copy once at the end.
@@ -428,7 +428,7 @@ struct JSONParser {
 
     // MARK: Helpers
 
-    mutating func skipWhitespace() {
+    package mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -437,7 +437,7 @@ struct JSONParser {
         }
     }
 
-    func peek(_ byte: UInt8) -> Bool {
+    package func peek(_ byte: UInt8) -> Bool {
         index < bytes.count && bytes[index] == byte
     }
 

@@ -43,7 +43,7 @@ extension JSONValue {
         }
     }
 
-    static func writeNumber(_ value: Double, into output: inout [UInt8]) {
+    package static func writeNumber(_ value: Double, into output: inout [UInt8]) {
         guard value.isFinite else {
             output.append(contentsOf: "null".utf8)
             return

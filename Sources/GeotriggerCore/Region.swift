@@ -52,7 +52,7 @@ public struct Region: Sendable {
         self.featureIndex = featureIndex
     }
 
-    init(id: String, shape: Shape, storedProperties: StoredProperties, featureIndex: Int) {
+    package init(id: String, shape: Shape, storedProperties: StoredProperties, featureIndex: Int) {
         self.id = id
         self.shape = shape
         self.notifyOnEntry = true
@@ -61,7 +61,7 @@ public struct Region: Sendable {
         self.featureIndex = featureIndex
     }
 
-    enum StoredProperties: Sendable {
+    package enum StoredProperties: Sendable {
         case none
         case value(JSONValue)
         /// `{"radius": r}`.

@@ -1,6 +1,7 @@
 import CBoxes
 import CPrefetch
 import GeotriggerCore
+import GeotriggerRuntime
 
 /// A static R-tree of boxes, each carrying an Int32 item, packed in Hilbert order (as flatbush).
 ///

@@ -6,6 +6,7 @@ import Glibc
 import Darwin
 #endif
 import GeotriggerCore
+import GeotriggerRuntime
 
 /// How far beyond a circle's radius a device must go before it is considered to have left.
 public enum Hysteresis: Equatable, Sendable {

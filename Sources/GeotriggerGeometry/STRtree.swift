@@ -1,5 +1,6 @@
 import CGEOS
 import GeotriggerCore
+import GeotriggerRuntime
 
 /// A GEOS STRtree of rectangles, each carrying a non-negative integer item.
 ///

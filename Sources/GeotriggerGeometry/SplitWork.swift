@@ -1,4 +1,5 @@
 import GeotriggerCore
+import GeotriggerRuntime
 
 /// Two pieces of a large index build run at once: `second` on a thread of its own, `first` on
 /// the calling thread; `run` returns when both are done.

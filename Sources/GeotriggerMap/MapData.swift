@@ -1,11 +1,12 @@
 import GeotriggerCore
-import GeotriggerReadings
 
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import GeotriggerRuntime
+import GeotriggerFormats
 
 /// What a map shows (SPEC §9): the regions, each device's track and the events, read from the
 /// same files a replay reads and writes. Knows no GEOS and no engine: a map is drawn from files.

@@ -1,4 +1,5 @@
 import GeotriggerCore
+import GeotriggerRuntime
 
 /// Visits' entry times as 4-byte codes, decoded exactly: the `Double` read back is the one stored,
 /// bit for bit.

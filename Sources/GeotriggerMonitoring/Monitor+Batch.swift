@@ -7,6 +7,7 @@ import Glibc
 import Darwin
 #endif
 import GeotriggerGeometry
+import GeotriggerRuntime
 
 // Fixes of distinct devices taken together, each stage over the whole batch (`FixBatch`).
 extension Monitor {

@@ -1,4 +1,5 @@
 import GeotriggerCore
+import GeotriggerRuntime
 
 // A checkpoint of the state machines (`replay --checkpoint`): per device its last reading,
 // whether its first fix has been taken, and its visits with their entry times; the clock and the
@@ -7,7 +8,7 @@ import GeotriggerCore
 // its next fix.
 extension Monitor {
     /// Writes every device's state (the devices themselves are the `DeviceTable`'s to write).
-    public func writeSnapshot(to w: inout SnapshotWriter) {
+    package func writeSnapshot(to w: inout SnapshotWriter) {
         // A snapshot is taken between readings: a caller that batches fixes has applied its
         // batch by then (`ReadingApplier.flush`), or those fixes would be lost.
         precondition(batch.count == 0, "a snapshot with fixes waiting in the batch")
@@ -56,7 +57,7 @@ extension Monitor {
 
     /// Restores what `writeSnapshot` wrote into a monitor over the same index and options whose
     /// devices have been interned, in the same order, and have done nothing yet.
-    public func restoreSnapshot(from r: inout SnapshotReader) throws(SnapshotError) {
+    package func restoreSnapshot(from r: inout SnapshotReader) throws(SnapshotError) {
         try r.expect("monitor")
         clock = try r.f64()
         timeOrigin = try r.f64()

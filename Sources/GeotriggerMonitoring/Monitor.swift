@@ -7,7 +7,8 @@ import Glibc
 import Darwin
 #endif
 import GeotriggerGeometry
-import GeotriggerReadings
+import GeotriggerRuntime
+import GeotriggerFormats
 
 /// Whether a device's first fix inside a region emits `enter`.
 public enum InitialPolicy: String, Sendable, CaseIterable {

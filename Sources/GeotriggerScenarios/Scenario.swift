@@ -1,4 +1,5 @@
 import Geotrigger
+import GeotriggerFormats
 
 /// SPEC §6's benchmark scenarios, generated deterministically from a seed.
 ///

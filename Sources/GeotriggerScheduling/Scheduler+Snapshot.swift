@@ -1,4 +1,5 @@
 import GeotriggerCore
+import GeotriggerRuntime
 
 // A checkpoint of the notification centers (`replay --checkpoint`): the requests stored after
 // init (added ones, pushes delivered with their own content), every device's center (seen,
@@ -10,7 +11,7 @@ import GeotriggerCore
 // restore is into a scheduler built from the same requests); what `store` derives from a request
 // (its region's key, its calendar) is derived again and the key checked against the one written.
 extension Scheduler {
-    public func writeSnapshot(to w: inout SnapshotWriter) {
+    package func writeSnapshot(to w: inout SnapshotWriter) {
         w.tag("scheduler")
         w.count(storedByInit)
         w.list(stored[storedByInit...]) { w, s in
@@ -47,7 +48,7 @@ extension Scheduler {
     /// Restores what `writeSnapshot` wrote into a scheduler built from the same requests, whose
     /// `DeviceTable` has the snapshot's devices interned (in the same order) and that has done
     /// nothing else yet.
-    public func restoreSnapshot(from r: inout SnapshotReader) throws(SnapshotError) {
+    package func restoreSnapshot(from r: inout SnapshotReader) throws(SnapshotError) {
         try r.expect("scheduler")
         let byInit = try r.count()
         guard byInit == storedByInit, stored.count == storedByInit else {

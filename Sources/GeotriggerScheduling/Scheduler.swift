@@ -1,4 +1,5 @@
 import GeotriggerCore
+import GeotriggerRuntime
 
 /// A notification delivered to a device (a `deliver` event).
 public struct Delivery: Sendable {

@@ -1,5 +1,8 @@
 import Foundation
-@testable import Geotrigger
+@testable import GeotriggerEngine
+import GeotriggerRuntime
+import GeotriggerFormats
+import Geotrigger
 import Testing
 
 /// Checkpoints (`replay --checkpoint`): an engine's state written between readings and restored

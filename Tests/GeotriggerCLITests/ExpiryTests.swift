@@ -1,7 +1,8 @@
 import Foundation
-@testable import Geotrigger
+import Geotrigger
 @testable import GeotriggerMonitoring
 import Testing
+import GeotriggerFormats
 
 /// `--expire S` (SPEC §7): a device silent for S seconds of the clock is forgotten. Its visits end
 /// with `exit` and `"reason":"expired"` stamped last reading + S, its timers and notification

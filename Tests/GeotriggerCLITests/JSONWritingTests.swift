@@ -1,5 +1,7 @@
 import Foundation
-@testable import Geotrigger
+@testable import GeotriggerOutput
+import GeotriggerRuntime
+import Geotrigger
 import Testing
 
 /// The number formatting every event line goes through.

@@ -49,7 +49,7 @@ struct LibraryExampleTests {
         engine.onEvent = { _ in eventsSoFar.append(lines.count) }
         engine.output = EventWriter(output: RecordBuffer(sink: RecordCallback { line in
             lines.append(String(decoding: line, as: UTF8.self))
-        }), devices: engine.devices, regions: engine.regions)
+        }), engine: engine)
         let track = try ReadingInput.open(path: trackPath)
         while case .reading = track.next() {
             let r = track.current

@@ -56,4 +56,26 @@ struct PackageGraphTests {
         // Nothing the library depends on may be the consume module either.
         #expect(!library.contains("GeotriggerConsume"))
     }
+
+    @Test("the layers depend one way: parsing knows no GEOS, scheduling no geometry, the engine no output")
+    func layersDependOneWay() throws {
+        let graph = try Self.targets()
+        try #require(graph["GeotriggerEngine"] != nil, "no target GeotriggerEngine in the package description")
+        func reaches(_ a: String, _ b: String) -> Bool { Self.closure(of: a, in: graph).contains(b) }
+        // Values, JSON and times stand alone.
+        #expect(Self.closure(of: "GeotriggerCore", in: graph).isEmpty)
+        // The formats read outside bytes without GEOS or any engine part.
+        for module in ["GeotriggerFormats", "GeotriggerRuntime", "GeotriggerScheduling", "GeotriggerMap"] {
+            #expect(!reaches(module, "CGEOS"), "\(module) reaches GEOS")
+            #expect(!reaches(module, "GeotriggerGeometry"), "\(module) reaches the geometry")
+        }
+        #expect(!reaches("GeotriggerScheduling", "GeotriggerMonitoring"))
+        // Source -> engine -> output -> replay: no module reaches one downstream of it.
+        #expect(!reaches("GeotriggerEngine", "GeotriggerOutput"))
+        #expect(!reaches("GeotriggerEngine", "GeotriggerReplay"))
+        #expect(!reaches("GeotriggerOutput", "GeotriggerReplay"))
+        #expect(!reaches("GeotriggerFormats", "GeotriggerEngine"))
+        #expect(reaches("Geotrigger", "GeotriggerReplay") && reaches("GeotriggerReplay", "GeotriggerOutput")
+                && reaches("GeotriggerOutput", "GeotriggerEngine"))
+    }
 }

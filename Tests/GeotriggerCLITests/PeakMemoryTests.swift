@@ -1,5 +1,6 @@
 import Foundation
-@testable import Geotrigger
+import Geotrigger
+@testable import GeotriggerReplay
 import Testing
 
 /// The summary's `peak memory` line: the replay's own high-water mark, which the bench reports.

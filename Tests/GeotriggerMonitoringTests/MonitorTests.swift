@@ -3,6 +3,7 @@ import GeotriggerGeometry
 @testable import GeotriggerMonitoring
 import Testing
 import Foundation
+import GeotriggerFormats
 
 /// Collects events as "kind" or "kind@t" strings so whole sequences compare as one string.
 final class Recorder: RegionEventSink {

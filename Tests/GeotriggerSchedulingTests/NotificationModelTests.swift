@@ -1,6 +1,7 @@
 import GeotriggerCore
 @testable import GeotriggerScheduling
 import Testing
+import GeotriggerRuntime
 
 // SPEC §5.1, one rule per test, with expectations worked out by hand from the rule.
 

@@ -1,5 +1,5 @@
 import GeotriggerCore
-import GeotriggerReadings
+import GeotriggerFormats
 
 /// The readings decoders (SPEC §2): NDJSON, CSV and GPX, as `replay` reads them from a file or
 /// standard input, and NDJSON as `consume` reads a Kafka message.

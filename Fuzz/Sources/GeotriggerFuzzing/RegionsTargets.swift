@@ -1,4 +1,5 @@
 import GeotriggerCore
+import GeotriggerFormats
 
 /// The regions files (SPEC §3) and the JSON parser under them.
 enum RegionsTargets {

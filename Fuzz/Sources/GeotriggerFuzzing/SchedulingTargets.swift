@@ -1,5 +1,6 @@
 import Geotrigger
 import GeotriggerConsume
+import GeotriggerRuntime
 
 /// The scheduling core's inputs: requests files, control records (SPEC §5.1, §7), APNs payloads.
 enum SchedulingTargets {

@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import GeotriggerRuntime
 
 /// State read back: checkpoint files, the Kafka state topic's snapshots and commit metadata.
 enum SnapshotTargets {

@@ -1,4 +1,5 @@
 import GeotriggerCore
+import GeotriggerRuntime
 
 // A checkpoint of the beacon regions' state (`replay --checkpoint`).
 //
@@ -12,7 +13,7 @@ import GeotriggerCore
 // matcher over the same regions gives the same lists), and the track and zone hash tables (from
 // the tracks' devices and beacons and the zones' keys).
 extension BeaconMonitor {
-    public func writeSnapshot(to w: inout SnapshotWriter) {
+    package func writeSnapshot(to w: inout SnapshotWriter) {
         w.tag("beacons")
         w.list(beaconIDs) { w, id in
             w.u64(id.uuidHigh)
@@ -80,7 +81,7 @@ extension BeaconMonitor {
 
     /// Restores what `writeSnapshot` wrote into a monitor over the same regions and options that
     /// has seen nothing yet (device ids are the engine's, interned again in the same order).
-    public func restoreSnapshot(from r: inout SnapshotReader) throws(SnapshotError) {
+    package func restoreSnapshot(from r: inout SnapshotReader) throws(SnapshotError) {
         try r.expect("beacons")
         guard beaconIDs.isEmpty, tracks.isEmpty, zones.isEmpty, timers.isEmpty else {
             throw SnapshotError("restoring beacon state into a monitor that has seen sightings")

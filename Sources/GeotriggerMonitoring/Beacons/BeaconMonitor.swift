@@ -4,7 +4,8 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import GeotriggerReadings
+import GeotriggerRuntime
+import GeotriggerFormats
 
 public struct BeaconOptions: Sendable {
     /// A visit ends this many seconds after the last qualifying sighting (stamped then).

@@ -4,6 +4,7 @@
 
 /// One RSSI sample: time (seconds) and dBm.
 import GeotriggerCore
+import GeotriggerRuntime
 
 public struct RSSISample: Sendable, Equatable {
     public var t: Double

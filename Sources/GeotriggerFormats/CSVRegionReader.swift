@@ -1,0 +1,340 @@
+import GeotriggerCore
+/// Turns a CSV of circles (header naming `id`, `lat`, `lon`, `radius`) into regions.
+///
+/// RFC 4180 fields: quoted fields may hold commas, quotes (doubled) and line breaks; lines end in
+/// LF or CRLF; blank lines are skipped; columns may come in any order and extra columns are
+/// ignored. Spaces and tabs around a value are ignored. Errors give the 1-based line of the row.
+///
+/// Works on bytes: a record's fields are ranges into the file (a record with a quoted field is
+/// decoded into a scratch buffer first), numbers go through `NumberParser`, and a String is made
+/// only for the id. Anything unusual (non-ASCII, numbers outside the JSON grammar) takes the
+/// String route the reader always had, so what is accepted and every message stay the same.
+/// A malformed record anywhere wins over a bad value in an earlier row, as when the whole file
+/// was split into records before any row was read.
+struct CSVRegionReader {
+    let file: String
+
+    private static let requiredColumns = ["id", "lat", "lon", "radius"]
+
+    func read(_ bytes: [UInt8]) throws(RegionFileError) -> [Region] {
+        let result: Result<[Region], RegionFileError> = bytes.withUnsafeBufferPointer { buffer in
+            do throws(RegionFileError) {
+                return .success(try read(buffer))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    private func read(_ buffer: UnsafeBufferPointer<UInt8>) throws(RegionFileError) -> [Region] {
+        var scanner = RecordScanner(buffer, file: file)
+        var columns: (id: Int, lat: Int, lon: Int, radius: Int, count: Int)?
+        var regions: [Region] = []
+        // Duplicate ids, and the line of each row so a duplicate can name the first use.
+        var ids = RegionIDSlots(capacity: 0)
+        var rowLines: [Int] = []
+        // The first problem with a value; thrown once the rest of the file has been split into
+        // records without a malformed one.
+        var problem: RegionFileError?
+        var rowIndex = 0
+        while try scanner.next() {
+            if problem != nil { continue }
+            guard let header = columns else {
+                do throws(RegionFileError) {
+                    columns = try readHeader(scanner)
+                    var lines = 0
+                    for b in buffer where b == 0x0A { lines += 1 }
+                    regions.reserveCapacity(lines)
+                    rowLines.reserveCapacity(lines)
+                    ids = RegionIDSlots(capacity: lines)
+                } catch {
+                    problem = error
+                }
+                continue
+            }
+            defer { rowIndex += 1 }
+            do throws(RegionFileError) {
+                let region = try readRow(scanner, header, rowIndex: rowIndex)
+                if let first = ids.insert(Int32(regions.count), id: region.id, of: regions) {
+                    throw fail("duplicate id \"\(region.id)\" (first used on line \(rowLines[Int(first)]))",
+                               line: scanner.line, row: rowIndex, id: region.id)
+                }
+                regions.append(region)
+                rowLines.append(scanner.line)
+            } catch {
+                problem = error
+            }
+        }
+        if let problem { throw problem }
+        guard columns != nil else {
+            throw RegionFileError(file: file, reason: "empty file: expected a header row id,lat,lon,radius")
+        }
+        return regions
+    }
+
+    private func readHeader(_ record: RecordScanner) throws(RegionFileError) -> (id: Int, lat: Int, lon: Int, radius: Int, count: Int) {
+        var columnByName: [String: Int] = [:]
+        for column in 0..<record.count {
+            let name = record.string(column)
+            guard Self.requiredColumns.contains(name) else { continue }
+            if columnByName.updateValue(column, forKey: name) != nil {
+                throw fail("column \"\(name)\" appears twice in the header", line: record.line)
+            }
+        }
+        let missing = Self.requiredColumns.filter { columnByName[$0] == nil }
+        guard missing.isEmpty else {
+            throw fail(
+                "header must name the columns id, lat, lon and radius (missing: \(missing.joined(separator: ", ")))",
+                line: record.line)
+        }
+        return (columnByName["id"]!, columnByName["lat"]!, columnByName["lon"]!, columnByName["radius"]!, record.count)
+    }
+
+    private func readRow(
+        _ record: RecordScanner, _ header: (id: Int, lat: Int, lon: Int, radius: Int, count: Int), rowIndex: Int
+    ) throws(RegionFileError) -> Region {
+        let line = record.line
+        guard record.count == header.count else {
+            throw fail("row has \(record.count) fields, the header has \(header.count)", line: line, row: rowIndex)
+        }
+        let id = record.string(header.id)
+        guard !id.isEmpty else { throw fail("missing id", line: line, row: rowIndex) }
+        guard InputLimits.identifierFits(id) else {
+            throw fail(InputLimits.identifierTooLong("id", byteCount: id.utf8.count), line: line, row: rowIndex)
+        }
+        func number(_ column: Int, _ name: String) throws(RegionFileError) -> Double {
+            if let value = record.number(column) { return value }
+            let text = record.string(column)
+            guard let value = parseNumber(text) else {
+                let problem = text.isEmpty ? "\(name) is empty" : "\(name) \"\(text)\" is not a number"
+                throw fail(problem, line: line, row: rowIndex, id: id)
+            }
+            return value
+        }
+        let latitude = try number(header.lat, "lat")
+        let longitude = try number(header.lon, "lon")
+        let radius = try number(header.radius, "radius")
+        if let problem = coordinateProblem(latitude: latitude, longitude: longitude) ?? radiusProblem(radius) {
+            throw fail(problem, line: line, row: rowIndex, id: id)
+        }
+        return Region(
+            id: id, shape: .circle(center: Coordinate(latitude: latitude, longitude: longitude), radius: radius),
+            featureIndex: rowIndex)
+    }
+
+    /// A finite decimal number (`12`, `-3.5`, `1e3`); no `nan`, `inf` or hex.
+    private func parseNumber(_ text: String) -> Double? {
+        guard !text.isEmpty,
+            text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || "+-.eE".utf8.contains($0) }),
+            let value = Double(text), value.isFinite
+        else { return nil }
+        return value
+    }
+
+    private func fail(_ reason: String, line: Int, row: Int? = nil, id: String? = nil) -> RegionFileError {
+        RegionFileError(file: file, featureIndex: row, id: id, reason: reason, line: line)
+    }
+}
+
+/// Splits a CSV file into records, one at a time, skipping blank lines; the current record's
+/// fields are byte ranges, into the file or (for a record with a quoted field) into `scratch`.
+private struct RecordScanner {
+    let file: String
+    let bytes: UnsafeBufferPointer<UInt8>
+    private var index: Int
+    /// 1-based line where the current record starts.
+    private(set) var line = 1
+    private var nextLine = 1
+    /// The current record's fields (the first `count`; the array only grows, so no record
+    /// allocates). `nonASCII`: the field holds a byte ≥ 0x80, so it is trimmed as a String.
+    private var fields: [(start: Int, end: Int, nonASCII: Bool)] = []
+    private(set) var count = 0
+    private var scratch: [UInt8] = []
+    private var inScratch = false
+
+    private static let quote = UInt8(ascii: "\""), comma = UInt8(ascii: ","), cr: UInt8 = 0x0D, lf: UInt8 = 0x0A
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>, file: String) {
+        self.bytes = bytes
+        self.file = file
+        index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+    }
+
+    /// Moves to the next non-blank record; false at the end of the file.
+    mutating func next() throws(RegionFileError) -> Bool {
+        while index < bytes.count {
+            let recordStart = index
+            line = nextLine
+            let quoted = try scanUnquoted()
+            if quoted {
+                index = recordStart
+                nextLine = line
+                try scanQuoted()
+            }
+            if quoted || count != 1 || !isBlank(0) { return true }
+        }
+        return false
+    }
+
+    /// The field as the String the reader compares and reports, spaces and tabs trimmed.
+    func string(_ field: Int) -> String {
+        withField(field) { field, nonASCII in
+            if nonASCII { return Self.trimmed(String(decoding: field, as: UTF8.self)) }
+            let t = Self.trimmed(field)
+            return String(decoding: t, as: UTF8.self)
+        }
+    }
+
+    /// The field as a finite number when it is one in JSON's grammar (optionally `+`-signed);
+    /// nil sends the caller to the String route.
+    func number(_ field: Int) -> Double? {
+        withField(field) { field, nonASCII in
+            guard !nonASCII else { return nil }
+            var t = Self.trimmed(field)
+            if t.count > 1 && t[t.startIndex] == UInt8(ascii: "+") && t[t.startIndex + 1] != UInt8(ascii: "-") {
+                t = UnsafeBufferPointer(rebasing: t[(t.startIndex + 1)...])
+            }
+            guard let base = t.baseAddress, !t.isEmpty else { return nil }
+            var value = 0.0
+            // In the file, the parser may look past the field to the file's end (its 8-bytes-at-a-
+            // time path needs the room): what follows a field (a comma, a line break, a space, a
+            // quote) cannot continue a number, so it still must end exactly at the field's end.
+            let room = inScratch ? t.count : bytes.baseAddress! + bytes.count - base
+            guard NumberParser.parse(base, 0, room, &value) == t.count, value.isFinite else { return nil }
+            return value
+        }
+    }
+
+    @inline(__always)
+    private func withField<R>(_ field: Int, _ body: (UnsafeBufferPointer<UInt8>, Bool) -> R) -> R {
+        let f = fields[field]
+        if inScratch {
+            return scratch.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[f.start..<f.end]), f.nonASCII) }
+        }
+        return body(UnsafeBufferPointer(start: bytes.baseAddress! + f.start, count: f.end - f.start), f.nonASCII)
+    }
+
+    private func isBlank(_ field: Int) -> Bool {
+        withField(field) { field, _ in field.allSatisfy { $0 == 0x20 || $0 == 0x09 } }
+    }
+
+    private static func trimmed(_ field: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        var s = field.startIndex, e = field.endIndex
+        while s < e, field[s] == 0x20 || field[s] == 0x09 { s += 1 }
+        while e > s, field[e - 1] == 0x20 || field[e - 1] == 0x09 { e -= 1 }
+        return UnsafeBufferPointer(rebasing: field[s..<e])
+    }
+
+    private static func trimmed(_ text: String) -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = text.firstIndex(where: { !isSpace($0) }) else { return "" }
+        let last = text.lastIndex(where: { !isSpace($0) })!
+        return String(text[first...last])
+    }
+
+    /// Scans a record of unquoted fields as ranges into the file; returns true, with the record
+    /// unfinished, at a field that starts with a quote.
+    private mutating func scanUnquoted() throws(RegionFileError) -> Bool {
+        startRecord(inScratch: false)
+        let n = bytes.count
+        while true {
+            if index < n && bytes[index] == Self.quote { return true }
+            let start = index
+            var high: UInt8 = 0
+            while index < n {
+                let b = bytes[index]
+                // Digits, letters, '.', '-' lie above ','; only bytes up to it need a closer look.
+                if b <= Self.comma {
+                    if b == Self.comma || b == Self.lf || (b == Self.cr && index + 1 < n && bytes[index + 1] == Self.lf) { break }
+                    if b == Self.quote { throw fail("quote inside an unquoted field (quote the whole field)") }
+                }
+                high |= b
+                index += 1
+            }
+            let valid = high < 0x80 || String(validating: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self) != nil
+            try appendField(start, index, nonASCII: high >= 0x80, valid: valid)
+            if try endOfField() { return false }
+        }
+    }
+
+    /// Scans the record again, decoding every field (quoted or not) into `scratch`.
+    private mutating func scanQuoted() throws(RegionFileError) {
+        startRecord(inScratch: true)
+        let n = bytes.count
+        while true {
+            let start = scratch.count
+            if index < n && bytes[index] == Self.quote {
+                index += 1
+                while true {
+                    guard index < n else {
+                        throw RegionFileError(file: file, reason: "quoted field never closed", line: line)
+                    }
+                    if bytes[index] == Self.quote {
+                        if index + 1 < n && bytes[index + 1] == Self.quote {
+                            scratch.append(Self.quote)
+                            index += 2
+                            continue
+                        }
+                        index += 1
+                        break
+                    }
+                    if bytes[index] == Self.lf { nextLine += 1 }
+                    scratch.append(bytes[index])
+                    index += 1
+                }
+                guard index == n || bytes[index] == Self.comma || atLineEnd() else {
+                    throw fail("unexpected character after a closing quote")
+                }
+            } else {
+                while index < n && bytes[index] != Self.comma && !atLineEnd() {
+                    if bytes[index] == Self.quote { throw fail("quote inside an unquoted field (quote the whole field)") }
+                    scratch.append(bytes[index])
+                    index += 1
+                }
+            }
+            let high = scratch[start...].reduce(0, |)
+            let valid = high < 0x80 || String(validating: scratch[start...], as: UTF8.self) != nil
+            try appendField(start, scratch.count, nonASCII: high >= 0x80, valid: valid)
+            if try endOfField() { return }
+        }
+    }
+
+    private mutating func startRecord(inScratch: Bool) {
+        count = 0
+        if inScratch { scratch.removeAll(keepingCapacity: true) }
+        self.inScratch = inScratch
+    }
+
+    private mutating func appendField(_ start: Int, _ end: Int, nonASCII: Bool, valid: Bool) throws(RegionFileError) {
+        guard valid else { throw fail("not valid UTF-8") }
+        if count < fields.count {
+            fields[count] = (start, end, nonASCII)
+        } else {
+            fields.append((start, end, nonASCII))
+        }
+        count += 1
+    }
+
+    /// After a field: consumes a comma (false: another field follows) or the line break (true).
+    private mutating func endOfField() throws(RegionFileError) -> Bool {
+        if index == bytes.count { return true }
+        if bytes[index] == Self.comma {
+            index += 1
+            return false
+        }
+        index += bytes[index] == Self.lf ? 1 : 2
+        nextLine += 1
+        return true
+    }
+
+    /// True at a line break (LF or CRLF).
+    private func atLineEnd() -> Bool {
+        bytes[index] == Self.lf || (bytes[index] == Self.cr && index + 1 < bytes.count && bytes[index + 1] == Self.lf)
+    }
+
+    /// An error at the line being scanned.
+    private func fail(_ reason: String) -> RegionFileError {
+        RegionFileError(file: file, reason: reason, line: nextLine)
+    }
+}

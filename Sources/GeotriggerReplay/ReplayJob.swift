@@ -1,0 +1,400 @@
+import GeotriggerCore
+import GeotriggerGeometry
+import GeotriggerMonitoring
+import GeotriggerScheduling
+import GeotriggerRuntime
+import GeotriggerFormats
+import GeotriggerEngine
+import GeotriggerOutput
+
+/// A record routed to a replay job, or a clock tick: another job's reading moved the stream clock.
+struct JobItem {
+    enum Kind: UInt8 {
+        case fix, sighting, control, tick
+        /// A device-less region record (`addRegion`, `removeRegion`), sent to every job.
+        case region
+    }
+
+    var kind: Kind
+    /// The device's id in the whole run (the reader's; with `--expire` an expired device's id is
+    /// given to a later new device).
+    var device: Int32 = 0
+    /// The record's sequence number in the merged input.
+    var seq: Int
+    var t: Double
+    /// A fix's position and accuracy; a sighting keeps its RSSI and tx in the first two.
+    var latitude = 0.0, longitude = 0.0, accuracy = 0.0
+    var rssi: Double {
+        get { latitude }
+        set { latitude = newValue }
+    }
+    var tx: Double {
+        get { longitude }
+        set { longitude = newValue }
+    }
+    var beacon = BeaconID()
+    /// Control or region record: its index in the batch's `controls`.
+    var control: Int32 = -1
+
+    /// The item as the applier takes a reading: a view, whose `line` (a control or region
+    /// record's) lives as long as the caller's buffer.
+    func reading(op: ControlOp = .add, line: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) -> Reading {
+        var r = Reading()
+        r.t = t
+        switch kind {
+        case .fix:
+            (r.latitude, r.longitude, r.accuracy) = (latitude, longitude, accuracy)
+        case .sighting:
+            r.kind = .sighting
+            (r.rssi, r.tx, r.beacon) = (rssi, tx, beacon)
+        case .control, .region:
+            r.kind = .control
+            (r.op, r.line) = (op, line)
+        case .tick:
+            break
+        }
+        return r
+    }
+}
+
+/// A control record's bytes, copied (the decoder's buffer moves on; control records are rare).
+struct JobControl {
+    var op: ControlOp
+    var line: [UInt8]
+    var place: String
+}
+
+/// A device's rank, handed to its job with the record that gives it one (`JobBatch.devices`): a
+/// new device (its name) or, with `--expire`, a device renewed by its own reading (no name).
+struct JobDeviceNote {
+    /// The record: the job applies the note right before it.
+    var seq: Int
+    /// The device's id in the whole run.
+    var device: Int32
+    /// Its rank: every new device and every renewal takes the next value of the reader's counter,
+    /// in input order, as on one thread (`DeviceTable.intern`, `renew`).
+    var rank: UInt64
+    /// A new device's name; nil for a renewal (the device expires in the timers before its own
+    /// reading, which applies to it as a new device under the same id: `Engine.expire`).
+    var name: [UInt8]?
+}
+
+/// What the reader hands a job at once.
+struct JobBatch {
+    var items: [JobItem] = []
+    /// New devices and renewals, in record order (at most one per record).
+    var devices: [JobDeviceNote] = []
+    var controls: [JobControl] = []
+    /// Every record up to this sequence number has been routed.
+    var through = 0
+    /// No batch follows.
+    var last = false
+    /// `--checkpoint`: once this batch is applied, the job hands its state over (`JobResult.snapshot`).
+    var snapshot = false
+}
+
+/// Orders one emitted record in the single-threaded output: the input record it belongs to, the
+/// engine phase (timers before it, the record itself, timers after it) and, for a timer, its due
+/// time, owner (`Engine.TimerSource`) and device rank — the order `Engine.nextTimer` and
+/// `TimerQueue` fire in.
+struct JobTag {
+    var seq: Int
+    var phase: UInt8
+    var source: UInt8
+    var due: Double
+    var rank: UInt64
+    /// End of the record in the result's bytes (it starts where the previous one ends).
+    var end: Int
+
+    func precedes(_ o: JobTag) -> Bool {
+        (seq, phase, due, source, rank) < (o.seq, o.phase, o.due, o.source, o.rank)
+    }
+}
+
+/// A rejected record, reported by the merge in input order.
+struct PendingRejection {
+    var seq: Int
+    var reason: RejectReason
+    var detail: String?
+    var place: String
+    var line: [UInt8]
+    /// Found by a job (a control record its scheduler refused): the reader counted it as applied.
+    var byJob: Bool
+}
+
+/// What a job hands back per batch: its events formatted and tagged.
+struct JobResult {
+    var job: Int
+    var bytes: [UInt8]
+    var tags: [JobTag]
+    var rejections: [PendingRejection]
+    var through: Int
+    var last: Bool
+    /// With the last result: event and delivery counts, and `--state-out` entries by device rank.
+    var counts: [Int] = []
+    var deliveryCounts: [Int] = []
+    var states: [(rank: UInt64, bytes: [UInt8])] = []
+    /// The job's state after this batch, when the batch asked for it (`JobBatch.snapshot`).
+    var snapshot: [UInt8]? = nil
+    /// The batch's records array, emptied, for the reader to fill again: a new one per batch
+    /// cost the reader a page fault every few kilobytes.
+    var spareItems: [JobItem] = []
+}
+
+/// What every job builds its engine from.
+struct JobSetup {
+    /// The run's index's regions, in its order (`givenOrder` says where each was given).
+    var regions: [Region]
+    /// The regions' ids as events write them, shared by every job's writer.
+    var ids: IDSlots
+    var givenOrder: RegionOrder
+    var hysteresis: Hysteresis
+    var tree: SpatialIndexKind
+    var monitor: MonitorOptions
+    var beacons: BeaconOptions
+    var requests: [NotificationRequest]
+    var echoProperties: Bool
+    var writeState: Bool
+    /// `--service-extension`: one child for every job (it serves one push at a time).
+    var serviceExtension: ServiceExtensionProcess? = nil
+    /// A resumed run: each job's state from the checkpoint (`ReplayJob.snapshot()`).
+    var resumed: [[UInt8]]? = nil
+}
+
+// The records cross threads by value, whole: the reader builds a batch and never touches it again.
+extension JobItem: Sendable {}
+extension JobControl: Sendable {}
+extension JobDeviceNote: Sendable {}
+extension JobBatch: Sendable {}
+extension JobTag: Sendable {}
+extension PendingRejection: Sendable {}
+extension JobResult: Sendable {}
+extension JobSetup: Sendable {}
+
+/// One `replay --jobs` worker: its own region index (its own GEOS context, built and used on this
+/// thread only), engine and event formatting, for the devices hashed to it.
+final class ReplayJob {
+    let job: Int
+    let engine: Engine
+    let memory = RecordBuffer(memory: ())
+    let writer: EventWriter
+    let writeState: Bool
+    private var seq = 0
+    private var tags: [JobTag] = []
+    private var rejections: [PendingRejection] = []
+    /// Global device id → this engine's id (-1: never this job's), and back. With `--expire` both
+    /// ids are reused: the reader gives an expired device's global id to a later new device,
+    /// announced to its own job, which sets its entry; an entry of a device this engine has
+    /// forgotten is stale and never read (the reader routes that id to its new owner only), and a
+    /// forgotten local id's `globalOf` entry is stale until the engine reuses the id.
+    private var localOf: [Int32] = []
+    private var globalOf: [Int32] = []
+    /// While the monitor's batch is applied: the sequence number of each batched device's fix
+    /// (by this engine's id), which tags that fix's events. The devices of a batch are distinct.
+    private var batchSeqs: [Int] = []
+    private let applier: ReadingApplier
+
+    /// Builds the index (unless handed one) and the engine; call on the job's own thread.
+    init(job: Int, setup: JobSetup, index: RegionIndex? = nil) {
+        self.job = job
+        do {
+            // The run built the same index from the same regions and requests before starting the
+            // jobs, so neither can fail here except by a bug.
+            let index = try index ?? RegionIndex(regions: setup.regions, hysteresis: setup.hysteresis, tree: setup.tree,
+                                                     order: setup.givenOrder)
+            engine = try Engine(index: index, options: setup.monitor, beaconOptions: setup.beacons, requests: setup.requests)
+            engine.serviceExtension = setup.serviceExtension
+        } catch {
+            preconditionFailure("replay job \(job): \(error)")
+        }
+        writer = EventWriter(output: memory, devices: engine.devices, regions: setup.regions, ids: setup.ids,
+                             echoProperties: setup.echoProperties)
+        writeState = setup.writeState
+        applier = ReadingApplier(engine: engine)
+        engine.output = Output(job: self)
+        if let states = setup.resumed {
+            do {
+                try restore(states[job])
+            } catch {
+                // The run read the checkpoint whole (its checksum held) and checked its identity.
+                preconditionFailure("replay job \(job): cannot restore its checkpoint: \(error)")
+            }
+        }
+    }
+
+    /// The job's part of a checkpoint: its devices' global ids, its writer's counts and its engine.
+    func snapshot() -> [UInt8] {
+        var w = SnapshotWriter(reservingCapacity: 1 << 16)
+        w.tag("job")
+        w.list(globalOf) { w, g in w.varint(UInt64(g)) }
+        w.list(writer.counts) { w, n in w.varint(UInt64(n)) }
+        w.list(writer.deliveryCounts) { w, n in w.varint(UInt64(n)) }
+        engine.writeSnapshot(to: &w)
+        return w.bytes
+    }
+
+    private func restore(_ bytes: [UInt8]) throws(SnapshotError) {
+        var r = SnapshotReader(bytes)
+        try r.expect("job")
+        globalOf = try r.list { r throws(SnapshotError) in Int32(truncatingIfNeeded: try r.varint()) }
+        let counts = try r.list { r throws(SnapshotError) in try r.natural() }
+        let deliveries = try r.list { r throws(SnapshotError) in try r.natural() }
+        writer.restoreCounts(events: counts, deliveries: deliveries)
+        try engine.restoreSnapshot(from: &r)
+        guard engine.devices.count == globalOf.count else { throw SnapshotError("job devices differ") }
+        // Only live devices: a forgotten one's entry is stale, its global id perhaps another's now.
+        for (d, g) in globalOf.enumerated() where engine.devices.isLive(Int32(d)) {
+            guard g >= 0 else { throw SnapshotError("job device \(d) has no global id") }
+            while localOf.count <= Int(g) { localOf.append(-1) }
+            localOf[Int(g)] = Int32(d)
+        }
+        batchSeqs = Array(repeating: 0, count: globalOf.count)
+    }
+
+    /// The engine's output: the job owns the engine, which owns this, so it holds the job
+    /// `unowned(unsafe)` (no cycle, no reference counting per event).
+    private final class Output: RegionEventTableReader {
+        unowned(unsafe) let job: ReplayJob
+        init(job: ReplayJob) { self.job = job }
+        func regionEvent(_ event: RegionEvent) { job.regionEvent(event) }
+        func delivery(_ delivery: Delivery) { job.delivery(delivery) }
+        func response(_ response: NotificationResponse) { job.response(response) }
+        func silentPush(_ push: SilentPush) { job.silentPush(push) }
+        func regionAdded(_ region: Region, number: Int32) { job.writer.regionAdded(region, number: number) }
+        var regionEventTable: (base: UnsafeRawPointer, stride: Int) { job.writer.regionEventTable }
+    }
+
+    func run(input: JobQueue<JobBatch>, output: JobQueue<JobResult>) {
+        while true {
+            var batch = input.pop()
+            apply(batch)
+            var result = JobResult(job: job, bytes: memory.takeBytes(), tags: tags, rejections: rejections,
+                                   through: batch.through, last: batch.last)
+            batch.items.removeAll(keepingCapacity: true)
+            result.spareItems = batch.items
+            if batch.snapshot { result.snapshot = snapshot() }
+            tags.removeAll(keepingCapacity: true)
+            rejections.removeAll()
+            if batch.last {
+                result.counts = writer.counts
+                result.deliveryCounts = writer.deliveryCounts
+                if writeState { result.states = stateEntries() }
+                output.push(result)
+                return
+            }
+            output.push(result)
+        }
+    }
+
+    /// A new device or a renewal, right before its record: in record order, since with `--expire`
+    /// a name may come back after its device expired (here too, at the same record), and its
+    /// local id may be one freed since.
+    private func take(_ note: JobDeviceNote) {
+        // The rank the device takes: a new one's at `intern`, a renewal's at `DeviceTable.renew`
+        // when the engine expires it in the timers before its reading (`Engine.expire`).
+        engine.devices.setNextRank(note.rank)
+        guard let name = note.name else { return }
+        let g = Int(note.device)
+        let d = name.withUnsafeBytes { applier.device($0) }
+        engine.devices.setRank(d, note.rank)
+        while localOf.count <= g { localOf.append(-1) }
+        localOf[g] = d
+        while globalOf.count <= Int(d) { globalOf.append(-1) }
+        globalOf[Int(d)] = note.device
+        if batchSeqs.count < globalOf.count { batchSeqs.append(contentsOf: repeatElement(0, count: globalOf.count - batchSeqs.count)) }
+    }
+
+    private func apply(_ batch: JobBatch) {
+        applier.resume()
+        let notes = batch.devices
+        var nextNote = 0
+        for item in batch.items {
+            if nextNote < notes.count && notes[nextNote].seq == item.seq && item.kind != .tick && item.kind != .region {
+                take(notes[nextNote])
+                nextNote += 1
+            }
+            let d = item.kind == .tick || item.kind == .region ? -1 : localOf[Int(item.device)]
+            // Events tagged with `seq`, unless they come from the applier's batch: those carry
+            // their own fix's number (`batchSeqs`, set once the fix has joined the batch).
+            seq = item.seq
+            if item.kind == .tick {
+                applier.tick(to: item.t)
+                continue
+            }
+            // The engine's rules, through the applier as on one thread: the reader has only
+            // rejected what needs no state (decoding, a reading older than its device's last).
+            let outcome: ReadingApplier.Outcome
+            if item.control >= 0 {
+                let control = batch.controls[Int(item.control)]
+                outcome = control.line.withUnsafeBytes { line in
+                    let r = item.reading(op: control.op, line: line)
+                    return item.kind == .region ? applier.apply(r) : applier.apply(r, device: d)
+                }
+                // A record a job refuses is reported by the merge: a region record by job 0
+                // alone (every job decides it alike).
+                if case .rejected(let reason, let detail) = outcome, item.kind == .control || job == 0 {
+                    rejections.append(PendingRejection(seq: item.seq, reason: reason, detail: detail,
+                                                       place: control.place, line: control.line, byJob: true))
+                }
+            } else {
+                outcome = applier.apply(item.reading(), device: d)
+            }
+            if case .batched = outcome { batchSeqs[Int(d)] = item.seq }
+        }
+        precondition(nextNote == notes.count, "replay job \(job): a device note without its record")
+        applier.flush()
+    }
+
+    /// Its live devices' `--state-out` entries, each with its rank: the run sorts them all by rank
+    /// (first-seen order), as `StateWriter.write` does on one thread.
+    private func stateEntries() -> [(rank: UInt64, bytes: [UInt8])] {
+        let regionIDs = engine.index.regions.map(\.id)
+        let devices = engine.devices
+        return (0..<Int32(devices.count)).filter { devices.isLive($0) }.map { d in
+            StateWriter.writeDevice(d, engine: engine, regionIDs: regionIDs, to: memory)
+            return (devices.rank(d), memory.takeBytes())
+        }
+    }
+
+    /// Tags the record just written: `seq` is the input record it belongs to.
+    private func tag(device: Int32, seq: Int) {
+        let end = memory.count
+        if engine.phase == .reading {
+            // The device's rank orders the events of one record across jobs: only a region record
+            // (every job's devices at once, in first-seen order: `Monitor.endVisits`) has events
+            // of several devices.
+            tags.append(JobTag(seq: seq, phase: Engine.Phase.reading.rawValue, source: 0, due: 0,
+                               rank: engine.devices.rank(device), end: end))
+        } else {
+            // A timer's: the rank it was armed with (a stale one fires nothing), which is the
+            // device's now. An expired device's exits come before `DeviceTable.remove`/`renew`.
+            tags.append(JobTag(seq: seq, phase: engine.phase.rawValue, source: engine.firingSource.rawValue, due: engine.firingDue,
+                               rank: engine.devices.rank(device), end: end))
+        }
+    }
+}
+
+extension ReplayJob {
+    // Events from the applier's batch belong to their own fixes (`batchSeqs`); any other, to the
+    // record being applied (`seq`).
+    func regionEvent(_ event: RegionEvent) {
+        writer.regionEvent(event)
+        tag(device: event.device, seq: applier.applyingBatch ? batchSeqs[Int(event.device)] : seq)
+    }
+
+    func delivery(_ delivery: Delivery) {
+        writer.delivery(delivery)
+        tag(device: delivery.device, seq: applier.applyingBatch ? batchSeqs[Int(delivery.device)] : seq)
+    }
+
+    // Responses and silent pushes come only from control records: the record being applied's.
+    func response(_ response: NotificationResponse) {
+        writer.response(response)
+        tag(device: response.device, seq: seq)
+    }
+
+    func silentPush(_ push: SilentPush) {
+        writer.silentPush(push)
+        tag(device: push.device, seq: seq)
+    }
+}

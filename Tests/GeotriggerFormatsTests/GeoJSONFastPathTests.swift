@@ -1,0 +1,164 @@
+import Foundation
+@testable import GeotriggerCore
+@testable import GeotriggerFormats
+import Testing
+
+/// The GeoJSON fast lane (issue 27) must give exactly what the general reader gives: the same
+/// regions (ids, shapes to the bit, flags, properties, feature indices) for every file it reads,
+/// and for every broken file the general reader's error, whatever the lane met first.
+@Suite("GeoJSON regions: the fast lane agrees with the general reader")
+struct GeoJSONFastPathTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A region in words, every Double by its bits.
+    static func describe(_ r: Region) -> String {
+        var s = "\(r.featureIndex) \(r.id) \(r.notifyOnEntry) \(r.notifyOnExit) "
+        switch r.shape {
+        case .circle(let c, let radius):
+            s += "circle \(c.latitude.bitPattern) \(c.longitude.bitPattern) \(radius.bitPattern)"
+        case .polygons(let p):
+            s += "polygons " + p.map { $0.map { $0.map { "\($0.latitude.bitPattern),\($0.longitude.bitPattern)" }.joined(separator: " ") }.joined(separator: "|") }.joined(separator: "/")
+        case .beacon(let b):
+            s += "beacon \(b)"
+        }
+        return s + " " + (r.properties.map { $0.serialized() } ?? "nil")
+    }
+
+    static func agree(_ text: String, file: String = "test.geojson") throws -> Result<[String], RegionFileError> {
+        let bytes = Array(text.utf8)
+        let reader = GeoJSONRegionReader(file: file)
+        let general: Result<[String], RegionFileError>
+        do { general = .success(try reader.readGeneral(bytes).map(describe)) } catch { general = .failure(error) }
+        let both: Result<[String], RegionFileError>
+        do { both = .success(try RegionFile.parse(bytes: bytes, fileName: file).map(describe)) } catch { both = .failure(error) }
+        #expect(both == general)
+        return both
+    }
+
+    static func circle(_ k: Int, _ lat: Double, _ lon: Double, _ r: Double) -> String {
+        #"{"type":"Feature","id":"c\#(k)","geometry":{"type":"Point","coordinates":[\#(lon),\#(lat)]},"properties":{"radius":\#(r)}}"#
+    }
+
+    @Test("the shipped regions files and test fixtures read the same", arguments: [
+        "datasets/regions/slovenia-croatia.geojson", "datasets/beacons/lobby.geojson",
+        "Tests/GeotriggerFormatsTests/Fixtures/vienna-regions.geojson",
+    ])
+    func shippedFiles(path: String) throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent(path), encoding: .utf8)
+        let regions = try Self.agree(text).get()
+        #expect(!regions.isEmpty)
+    }
+
+    /// The layout writers use (`circle` above), taken byte for byte by the lane's first reader:
+    /// its ids and numbers at their edges read as the general reader reads them, and what is not
+    /// that layout (or not valid) goes on to the member-by-member reader or to the error.
+    @Test("the canonical circle layout at its edges: ids", arguments: [
+        // Ids: punctuation and spaces; a DEL byte, an escape, non-ASCII, empty, at and over the limit.
+        #""a b""#, ##""#!$%&'()*+,-./:;<=>?@[]^_`{|}~""##, "\"x\u{7F}y\"", #""a\"b""#, #""Zürich""#, #""""#,
+        "\"" + String(repeating: "i", count: InputLimits.identifierBytes) + "\"",
+        "\"" + String(repeating: "i", count: InputLimits.identifierBytes + 1) + "\"",
+    ])
+    func canonicalIds(id: String) throws {
+        let feature = #"{"type":"Feature","id":\#(id),"geometry":{"type":"Point","coordinates":[16.4,48.2]},"properties":{"radius":150}}"#
+        _ = try Self.agree(#"{"type":"FeatureCollection","features":[\#(Self.circle(0, 1, 2, 3)),\#(feature),\#(Self.circle(2, 4, 5, 6))]}"#)
+    }
+
+    @Test("the canonical circle layout at its edges: numbers and ranges", arguments: [
+        ("-0", "48.2", "150"), ("1e2", "-0.0", "1E-3"), ("0.5e+1", "90", "0.5"), ("-180", "-90.0", "1e7"),
+        ("180", "1.0000000000000002", "123456789012345678901234567890"),
+        ("01", "48", "150"), ("1.", "48", "150"), (".5", "48", "150"), ("+1", "48", "150"), ("1", "NaN", "150"),
+        ("181", "48", "150"), ("16", "91", "150"), ("16", "48", "0"), ("16", "48", "-1"), ("16", "48", "1e999"),
+        ("16", "48", "150,\"x\":1"), ("16 ", "48", "150"), ("16", "48]", "150"),
+    ])
+    func canonicalNumbers(lon: String, lat: String, radius: String) throws {
+        let feature = #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[\#(lon),\#(lat)]},"properties":{"radius":\#(radius)}}"#
+        _ = try Self.agree(#"{"type":"FeatureCollection","features":[\#(Self.circle(0, 1, 2, 3)),\#(feature),\#(Self.circle(2, 4, 5, 6))]}"#)
+    }
+
+    @Test("circles as the fast lane reads them, in every member order and spacing, mixed with what it does not read")
+    func mixed() throws {
+        var rng = SystemRandomNumberGenerator()
+        var features: [String] = []
+        for k in 0..<400 {
+            let lat = Double.random(in: -89...89, using: &rng), lon = Double.random(in: -179.9...179.9, using: &rng)
+            let r = Double(Int.random(in: 1...5000, using: &rng)) / 7
+            switch k % 8 {
+            case 0: features.append(Self.circle(k, lat, lon, r))
+            case 1: features.append(#"{ "properties" : { "radius" : \#(r) } ,"geometry":{"coordinates":[ \#(lon) , \#(lat) ],"type":"Point"}, "id":"c\#(k)","type":"Feature" }"#)
+            case 2: features.append(#"{"type":"Feature","id":"c\#(k)","geometry":{"type":"Point","coordinates":[\#(lon),\#(lat),312.5]},"properties":{"radius":\#(r)}}"#)
+            case 3: features.append(#"{"type":"Feature","id":"c\#(k)","geometry":{"type":"Point","coordinates":[\#(lon),\#(lat)]},"properties":{"radius":\#(r),"name":"Zürich \u00e9","notifyOnExit":false}}"#)
+            case 4: features.append(#"{"type":"Feature","id":\#(k),"geometry":{"type":"Point","coordinates":[\#(lon),\#(lat)]},"properties":{"radius":\#(r)}}"#)
+            case 5: features.append(#"{"type":"Feature","id":"c\u0041\#(k)","geometry":{"type":"Point","coordinates":[\#(lon),\#(lat)]},"properties":{"radius":1e2}}"#)
+            case 6: features.append(#"{"type":"Feature","id":"p\#(k)","geometry":{"type":"Polygon","coordinates":[[[16.0,48.0],[16.1,48.0],[16.1,48.1],[16.0,48.0]]]},"properties":null}"#)
+            default: features.append(#"{"type":"Feature","geometry":{"type":"Point","coordinates":[\#(lon),\#(lat)]},"properties":{"id":"q\#(k)","radius":0.5E+1}}"#)
+            }
+        }
+        let text = "\u{FEFF}{\"type\":\"FeatureCollection\",\n\"features\":[\n" + features.joined(separator: ",\n") + "\n]\n}\n"
+        #expect(try Self.agree(text).get().count == 400)
+        // Members of the collection in another order, or more of them: read in full, the same.
+        #expect(try Self.agree(#"{"features":[\#(Self.circle(1, 1, 2, 3))],"type":"FeatureCollection"}"#).get().count == 1)
+        #expect(try Self.agree(#"{"type":"FeatureCollection","name":"x","features":[\#(Self.circle(1, 1, 2, 3))]}"#).get().count == 1)
+        #expect(try Self.agree(#"{"type":"FeatureCollection","features":[]}"#).get().isEmpty)
+    }
+
+    /// A file large enough for two threads (`GeoJSONRegionReader.splitBytes`), `middle` put in as
+    /// the feature at the middle.
+    static func large(middle: String, count: Int = 36_000) -> String {
+        var features: [String] = []
+        features.reserveCapacity(count)
+        for k in 0..<count {
+            features.append(k == count / 2 ? middle : circle(k, 40 + Double(k % 1000) / 100, 10 + Double(k / 1000) / 100, Double(50 + k % 300)))
+        }
+        let text = "{\"type\":\"FeatureCollection\",\"features\":[\n" + features.joined(separator: ",\n") + "\n]}\n"
+        precondition(text.utf8.count >= GeoJSONRegionReader.splitBytes)
+        return text
+    }
+
+    @Test("a large file read by two threads gives the same regions, even when the middle guess falls inside a feature")
+    func twoThreads() throws {
+        // A plain middle: the second thread's half is taken.
+        #expect(try Self.agree(Self.large(middle: Self.circle(999_999, 1, 1, 1))).get().count == 36_000)
+        // The guess `{"type":"Feature"` after a comma, inside a feature's properties: dropped.
+        let decoy = #"{"type":"Feature","id":"decoy","geometry":{"type":"Point","coordinates":[1,1]},"properties":{"radius":5,"list":[1,{"type":"Feature","x":1}]}}"#
+        var text = Self.large(middle: decoy)
+        #expect(try Self.agree(text).get().count == 36_000)
+        // Decoys in every line around the middle, so the guess is surely one of them.
+        text = Self.large(middle: decoy).replacingOccurrences(of: #""properties":{"radius":200.0}"#,
+                                                              with: #""properties":{"radius":200.0,"l":[0,{"type":"Feature"}]}"#)
+        #expect(try Self.agree(text).get().count == 36_000)
+    }
+
+    @Test("a large file with a problem in its second half, or an id repeated across the halves, reports the general reader's error")
+    func twoThreadsBroken() throws {
+        for middle in [
+            #"{"type":"Feature","id":"bad","geometry":{"type":"Point","coordinates":[1,1]},"properties":{"radius":0}}"#,
+            #"{"type":"Feature","id":"c10","geometry":{"type":"Point","coordinates":[1,1]},"properties":{"radius":5}}"#,
+            #"{"type":"Feature","id":"late","geometry":{"type":"Point","coordinates":[1,1]},"properties":{"radius":5},}"#,
+        ] {
+            guard case .failure = try Self.agree(Self.large(middle: middle)) else {
+                Issue.record("accepted: \(middle)")
+                continue
+            }
+        }
+    }
+
+    @Test("broken files report the general reader's error, even when a later problem is the one it names", arguments: [
+        // A bad radius early and a syntax error late: the whole document's parse fails first.
+        #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"radius":-1}},{"type":"Feature","id":"b",}]}"#,
+        #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"radius":-1}}]}"#,
+        #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"radius":5}},{"type":"Feature","id":"a","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"radius":5}}]}"#,
+        #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","geometry":{"type":"Point","coordinates":[200,2]},"properties":{"radius":5}}]}"#,
+        #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","id":"b","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"radius":5}}]}"#,
+        #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","geometry":{"type":"Point","coordinates":[1,02]},"properties":{"radius":5}}]}"#,
+        #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"radius":5}}],}"#,
+        #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"radius":5}}]}"#,
+        #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"radius":5}}]} x"#,
+        #"{"type":"Collection","features":[]}"#,
+    ])
+    func brokenFiles(text: String) throws {
+        guard case .failure = try Self.agree(text) else {
+            Issue.record("accepted: \(text)")
+            return
+        }
+    }
+}

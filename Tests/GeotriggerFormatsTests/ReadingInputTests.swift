@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+@testable import GeotriggerFormats
+
+@Suite struct ReadingInputTests {
+    @Test(arguments: [
+        ("a.ndjson", ReadingFormat.ndjson), ("a.jsonl", .ndjson), ("a.JSON", .ndjson), ("dir.d/a.csv", .csv),
+        ("a.gpx", .gpx),
+    ])
+    func formatFromExtension(_ path: String, _ format: ReadingFormat) {
+        #expect(ReadingFormat(pathExtensionOf: path) == format)
+    }
+
+    @Test func unknownExtension() {
+        #expect(ReadingFormat(pathExtensionOf: "a.txt") == nil)
+        #expect(ReadingFormat(pathExtensionOf: "dir.csv/a") == nil)
+        let file = TempFile("x", name: "a.txt")
+        #expect(throws: ReadingInputError.unknownFormat(path: file.path)) { try ReadingInput.open(path: file.path) }
+        #expect(ReadingInputError.unknownFormat(path: "a").exitCode == 64)
+        let d = try? ReadingInput.open(path: file.path, format: .csv)
+        #expect(d is CSVDecoder)
+    }
+
+    @Test func missingFile() {
+        let path = "/nonexistent-dir-\(UUID().uuidString)/r.ndjson"
+        #expect(throws: ReadingInputError.missing(path: path)) { try ReadingInput.open(path: path) }
+        // A missing file is "missing" even when its extension names no format.
+        let odd = "/nonexistent-\(UUID().uuidString).txt"
+        #expect(throws: ReadingInputError.missing(path: odd)) { try ReadingInput.open(path: odd) }
+        #expect(ReadingInputError.missing(path: path).exitCode == 66)
+    }
+
+    @Test func directoryIsUnreadable() {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("geotrigger-dir-\(UUID().uuidString).ndjson").path
+        try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            _ = try ReadingInput.open(path: dir)
+            Issue.record("a directory must not open")
+        } catch let e as ReadingInputError {
+            guard case .unreadable = e else { Issue.record("\(e)"); return }
+            #expect(e.exitCode == 74)
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
+    @Test(.enabled(if: getuid() != 0, "running as root, which can read any file; skipping"))
+    func permissionDeniedIsUnreadable() throws {
+        let file = TempFile("{}", name: "locked.ndjson")
+        chmod(file.path, 0)
+        #expect(throws: ReadingInputError.self) { try ReadingInput.open(path: file.path) }
+        do { _ = try ReadingInput.open(path: file.path) } catch let e as ReadingInputError { #expect(e.exitCode == 74) }
+    }
+
+    @Test func opensEachFormat() throws {
+        let nd = TempFile(#"{"t":1,"device":"d","lat":1,"lon":2}"#, name: "r.jsonl")
+        let nDecoder = try ReadingInput.open(path: nd.path)
+        #expect(nDecoder is NDJSONDecoder && nDecoder.sourceName == nd.path)
+        #expect(drain(nDecoder).map(\.step) == [.reading])
+        let csv = TempFile("t,lat,lon\n1,1,2\n", name: "r.csv")
+        let cDecoder = try ReadingInput.open(path: csv.path, device: "fallback")
+        #expect(drain(cDecoder).map(\.device) == ["fallback"])
+    }
+}
