@@ -64,23 +64,46 @@ extension JSONValue {
     static func writeString(_ value: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x08: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-            case 0x0C: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-            case 0x00..<0x20:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                output.append(contentsOf: "\\u00".utf8)
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0x0F)])
-            default:
+            if JSONEscape.needed(byte) {
+                JSONEscape.write(byte) { output.append($0) }
+            } else {
                 output.append(byte)
             }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+}
+
+/// How every JSON string Geotrigger writes is escaped (event lines, JSON values, the map's data),
+/// as RFC 8259 allows and JavaScript's `JSON.stringify` does: `"` and `\` after a backslash,
+/// the five control characters that have a short escape as `\b \f \n \r \t`, the other bytes
+/// below 0x20 as `\u00xx`; every other byte (UTF-8) as it is.
+public enum JSONEscape {
+    /// Whether `byte` is written escaped.
+    @inlinable @inline(__always)
+    public static func needed(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x22 || byte == 0x5C }
+
+    /// Hands `put` the escape of `byte` (one that is `needed`), a byte at a time: at most 6.
+    @inlinable
+    public static func write(_ byte: UInt8, _ put: (UInt8) -> Void) {
+        put(UInt8(ascii: "\\"))
+        switch byte {
+        case 0x22: put(0x22)
+        case 0x5C: put(0x5C)
+        case 0x08: put(UInt8(ascii: "b"))
+        case 0x0C: put(UInt8(ascii: "f"))
+        case 0x0A: put(UInt8(ascii: "n"))
+        case 0x0D: put(UInt8(ascii: "r"))
+        case 0x09: put(UInt8(ascii: "t"))
+        default:
+            put(UInt8(ascii: "u"))
+            put(UInt8(ascii: "0"))
+            put(UInt8(ascii: "0"))
+            let hex = (UInt8(ascii: "0"), UInt8(ascii: "a") - 10)
+            let high = byte >> 4, low = byte & 0xF
+            put(high + (high < 10 ? hex.0 : hex.1))
+            put(low + (low < 10 ? hex.0 : hex.1))
+        }
     }
 }

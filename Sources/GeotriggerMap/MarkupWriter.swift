@@ -1,3 +1,4 @@
+import GeotriggerCore
 /// Bytes of SVG, HTML or JSON text, built without Foundation: a map of a million fixes writes
 /// millions of numbers, so they are formatted here (one decimal, or whole) rather than through
 /// `String(format:)`.
@@ -58,22 +59,19 @@ struct MarkupWriter {
         bytes.append(UInt8(ascii: "\""))
         var previous: UInt8 = 0
         for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "\""): raw("\\\"")
-            case UInt8(ascii: "\\"): raw("\\\\")
-            case UInt8(ascii: "/") where previous == UInt8(ascii: "<"): raw("\\/")
-            case 0x0A: raw("\\n")
-            case 0..<0x20:
-                raw("\\u00")
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(hex[Int(b >> 4)])
-                bytes.append(hex[Int(b & 15)])
-            default: bytes.append(b)
+            if JSONEscape.needed(b) {
+                JSONEscape.write(b) { bytes.append($0) }
+            } else if b == UInt8(ascii: "/") && previous == UInt8(ascii: "<") {
+                // `</` would end the script element the data sits in.
+                raw("\\/")
+            } else {
+                bytes.append(b)
             }
             previous = b
         }
         bytes.append(UInt8(ascii: "\""))
     }
+
 
     var string: String { String(decoding: bytes, as: UTF8.self) }
 }

@@ -94,24 +94,17 @@ public struct RecordCursor {
 
     @inline(never)
     mutating func putJSONStringEscaping(_ bytes: UnsafeRawBufferPointer) {
-        let hex: StaticString = "0123456789abcdef"
         put(UInt8(ascii: "\""))
         for b in bytes {
-            switch b {
-            case UInt8(ascii: "\""): put("\\\"")
-            case UInt8(ascii: "\\"): put("\\\\")
-            case 0x0A: put("\\n")
-            case 0x0D: put("\\r")
-            case 0x09: put("\\t")
-            case 0..<0x20:
-                put("\\u00")
-                put(hex.utf8Start[Int(b >> 4)])
-                put(hex.utf8Start[Int(b & 0xF)])
-            default: put(b)
+            if JSONEscape.needed(b) {
+                JSONEscape.write(b) { put($0) }
+            } else {
+                put(b)
             }
         }
         put(UInt8(ascii: "\""))
     }
+
 
     /// A finite number with two decimals (centimetres for distances), `null` otherwise: at most
     /// 24 bytes. Rounds half away from zero, as `rounded()` does.

@@ -42,6 +42,23 @@ import Testing
         }
     }
 
+    /// Every byte below 0x80 as a name (the event writer's byte path, both its word-at-a-time
+    /// check and its loop) and as a JSON value (content, userInfo, properties): one escaping, the
+    /// shortest RFC 8259 form, which Foundation's JSON parser reads back to the same string.
+    @Test func oneEscapingForNamesAndValues() throws {
+        for byte in UInt8(0)..<0x80 {
+            for name in [[byte], [UInt8](repeating: UInt8(ascii: "a"), count: 5) + [byte] + [UInt8(ascii: "b")]] {
+                let string = String(decoding: name, as: UTF8.self)
+                let fromBytes = written { out in name.withUnsafeBytes { out.appendJSONString($0) } }
+                let fromValue = JSONValue.string(string).serialized()
+                #expect(fromBytes == fromValue, "byte \(byte)")
+                let back = try JSONSerialization.jsonObject(with: Data("[\(fromBytes)]".utf8)) as? [String]
+                #expect(back == [string], "byte \(byte)")
+            }
+        }
+        #expect(JSONValue.string("\u{8}\u{c}\n\r\t\u{1}\"\\").serialized() == #""\b\f\n\r\t\u0001\"\\""#)
+    }
+
     @Test func nonFiniteIsNull() {
         #expect(written { $0.appendFixed2(.nan) } == "null")
         #expect(written { $0.appendFixed2(.infinity) } == "null")
