@@ -90,7 +90,7 @@ struct ConsumeCommand: ParsableCommand {
     }
 
     func run() throws {
-        var config = ConsumeConfiguration(replay: engine.configuration(), brokers: brokers, topic: topic, group: group,
+        var config = ConsumeConfiguration(engine: engine.configuration(), brokers: brokers, topic: topic, group: group,
                                           eventsTopic: eventsTopic)
         config.exitWhenIdle = exitWhenIdle
         config.checkpointEvery = checkpointEvery

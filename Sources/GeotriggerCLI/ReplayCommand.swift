@@ -139,7 +139,7 @@ struct ReplayCommand: ParsableCommand {
     }
 
     func run() throws {
-        var config = engine.configuration()
+        var config = ReplayConfiguration(engine: engine.configuration())
         config.inputs = readings
         config.format = format
         config.device = device
@@ -265,9 +265,9 @@ struct EngineOptions: ParsableArguments {
         }
     }
 
-    /// A replay configuration with these options set.
-    func configuration() -> ReplayConfiguration {
-        var config = ReplayConfiguration(regionsPath: regions)
+    /// The engine's configuration with these options set.
+    func configuration() -> EngineConfiguration {
+        var config = EngineConfiguration(regionsPath: regions)
         config.requestsPath = requests
         config.hysteresis = hysteresis.map { .metres($0) } ?? .automatic
         config.monitor = MonitorOptions(maxAccuracy: maxAccuracy, dwell: dwell, initial: initial,

@@ -14,8 +14,8 @@ import Darwin
 /// Everything `geotrigger consume` needs (SPEC §8), as plain values.
 public struct ConsumeConfiguration: Sendable {
     /// The regions, requests and engine options, as `replay` takes them (`until` applies when the
-    /// process stops for `--exit-when-idle`; inputs, outputs, jobs and checkpoints do not apply).
-    public var replay: ReplayConfiguration
+    /// process stops for `--exit-when-idle`).
+    public var engine: EngineConfiguration
     /// `bootstrap.servers`.
     public var brokers: String
     /// Topic IN: readings, one NDJSON record per message, keyed by device.
@@ -35,8 +35,8 @@ public struct ConsumeConfiguration: Sendable {
     public var stateTopic: String { group + "-state" }
     public var rejectsTopic: String { group + "-rejects" }
 
-    public init(replay: ReplayConfiguration, brokers: String, topic: String, group: String, eventsTopic: String) {
-        self.replay = replay
+    public init(engine: EngineConfiguration, brokers: String, topic: String, group: String, eventsTopic: String) {
+        self.engine = engine
         self.brokers = brokers
         self.topic = topic
         self.group = group
@@ -150,7 +150,14 @@ public struct ConsumeStatistics: Sendable {
 public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     public let configuration: ConsumeConfiguration
     let diagnostics: (String) -> Void
-    @exclusivity(unchecked) public private(set) var statistics = ConsumeStatistics()
+    /// The figures counted here; the rejected records are counted by the reject sink.
+    @exclusivity(unchecked) private var tally = ConsumeStatistics()
+    /// What the member read, rejected, produced and wrote so far (the summary's figures).
+    public var statistics: ConsumeStatistics {
+        var s = tally
+        if let rejects { s.replay.rejected = rejects.counts }
+        return s
+    }
     /// Set when the process stopped at SIGINT or SIGTERM.
     public private(set) var stoppedBySignal = false
 
@@ -200,9 +207,9 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         do {
             // Read once; each partition builds its own index from them (live region changes are
             // the partition's), and every partition shares the id table made here.
-            let setup = try RunSetup(c.replay, keepingRegions: true)
+            let setup = try RunSetup(c.engine, keepingRegions: true)
             (regions, template, ids, requests) = (setup.regions, setup.index, setup.ids, setup.requests)
-            identity = try RunIdentity(configuration: c.replay, inputs: ["kafka:" + c.topic])
+            identity = try RunIdentity(engine: c.engine, inputs: ["kafka:" + c.topic])
         } catch let e as ReplayError {
             throw .replay(e)
         } catch let e as RegionFileError {
@@ -210,10 +217,10 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         } catch {
             throw .replay(.io("\(error)"))
         }
-        statistics.replay.loadSeconds = monotonicSeconds() - start
-        statistics.replay.regions = template.count
+        tally.replay.loadSeconds = monotonicSeconds() - start
+        tally.replay.regions = template.count
         // One topic, of as many partitions as the group gives: no inputs counted in the summary.
-        statistics.replay.inputs = 0
+        tally.replay.inputs = 0
 
         do {
             // Events keep their order per device and are not duplicated by the producer's retries.
@@ -224,7 +231,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
             producer = try KafkaProducer(settings: settings([("enable.idempotence", "true"), ("linger.ms", "5"),
                                                              ("queue.buffering.max.messages", "1000000"),
                                                              ("delivery.report.only.error", "true")]))
-            rejects = RejectSink(strict: c.replay.strict, limit: c.replay.reportedRejectLimit,
+            rejects = RejectSink(strict: c.engine.strict, limit: c.engine.reportedRejectLimit,
                                  output: RecordBuffer(sink: RejectsTopic(producer: producer, topic: c.rejectsTopic)), diagnostics: diagnostics)
             let stateProducer = try KafkaProducer(settings: settings([("enable.idempotence", "true"), ("linger.ms", "5")]),
                                                   delivery: self)
@@ -250,8 +257,8 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         StopSignals.catchSignals()
         try loop()
         try stop()
-        statistics.replay.elapsed = monotonicSeconds() - start
-        statistics.replay.peakResidentBytes = peakResidentBytes()
+        tally.replay.elapsed = monotonicSeconds() - start
+        tally.replay.peakResidentBytes = peakResidentBytes()
         return statistics
     }
 
@@ -276,7 +283,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
             let n = consumer.poll(into: batch, milliseconds: 100)
             if let fatal { throw fatal }
             let began = monotonicSeconds()
-            if n > 0 && statistics.firstRecordAt == nil { cpuAtFirstBatch = CPUTime.now() }
+            if n > 0 && tally.firstRecordAt == nil { cpuAtFirstBatch = CPUTime.now() }
             for k in 0..<n {
                 let m = batch[k]
                 if m.error != 0 {
@@ -288,7 +295,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
                 }
                 let k = Int(m.partition)
                 guard k >= 0 && k < slots.count, let p = slots[k], m.offset >= p.nextOffset else {
-                    statistics.staleMessages += 1
+                    tally.staleMessages += 1
                     continue
                 }
                 p.nextOffset = m.offset + 1
@@ -319,13 +326,13 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
             let now = monotonicSeconds()
             if n > 0 {
                 lastActivity = now
-                statistics.busySeconds += now - began
+                tally.busySeconds += now - began
                 let wall = wallClockSeconds()
                 // From the start of the first batch: its records count, so its time does too.
-                if statistics.firstRecordAt == nil { statistics.firstRecordAt = wall - (now - began) }
-                statistics.lastRecordAt = wall
+                if tally.firstRecordAt == nil { tally.firstRecordAt = wall - (now - began) }
+                tally.lastRecordAt = wall
                 let used = CPUTime.now() - cpuAtFirstBatch
-                (statistics.consumingThreadCPUSeconds, statistics.processCPUSeconds) = (used.thread, used.process)
+                (tally.consumingThreadCPUSeconds, tally.processCPUSeconds) = (used.thread, used.process)
             } else if let idle = configuration.exitWhenIdle, now - lastActivity >= idle {
                 // Idle: every partition's state is written and committed before the process
                 // leaves. A commit refused now (the group rebalancing as another member leaves)
@@ -379,7 +386,6 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         } catch {
             throw .kafka("cannot write to \(c.rejectsTopic): \(error)")
         }
-        statistics.replay.rejected = rejects.counts
         if let stop { throw .strictRejection(stop) }
     }
 
@@ -388,7 +394,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         do {
             try p.takeEvents(&entries) { keys, values, entries in
                 try producer.produceBatch(topic: topic, keys: keys, values: values, entries: entries)
-                statistics.eventsProduced += entries.count
+                tally.eventsProduced += entries.count
             }
         } catch {
             throw .kafka("cannot produce events to \(topic): \(error)")
@@ -403,10 +409,10 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         try produceEvents(of: p)
         let bytes = p.snapshot(identity: identity, topic: c.topic)
         let ref = try state.write(bytes, key: stateKey(p.partition))
-        statistics.snapshotsWritten += 1
-        statistics.snapshotBytes += bytes.count
-        statistics.snapshotDevices += p.engine.devices.liveCount
-        statistics.snapshotSeconds += monotonicSeconds() - began
+        tally.snapshotsWritten += 1
+        tally.snapshotBytes += bytes.count
+        tally.snapshotDevices += p.engine.devices.liveCount
+        tally.snapshotSeconds += monotonicSeconds() - began
         p.sinceSnapshot = 0
         p.changed = false
         commit(p.partition, offset: p.nextOffset, metadata: ref.metadata, force: forceCommit)
@@ -432,10 +438,10 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         }
         do {
             try consumer.commit(topic: c.topic, partition: partition, offset: offset, metadata: metadata)
-            statistics.commits += 1
+            tally.commits += 1
             pendingCommits[partition] = nil
         } catch {
-            statistics.commitsFailed += 1
+            tally.commitsFailed += 1
             pendingCommits[partition] = (offset, metadata)
             commitsHeld = (consumer.rebalances.assigned, monotonicSeconds())
             if c.verbose {
@@ -467,7 +473,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     /// every partition that changed since its last; true when nothing is left uncommitted.
     private func settle() throws(ConsumeError) -> Bool {
         for p in partitions.values.sorted(by: { $0.partition < $1.partition }) {
-            if let until = c.replay.until {
+            if let until = c.engine.until {
                 p.advance(to: until)
                 try produceEvents(of: p)
             }
@@ -510,9 +516,9 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     /// A partition leaves this process: its counts join the totals.
     private func drop(_ p: PartitionEngine) {
         p.applier.flush()
-        statistics.replay.add(p.applier.counts)
-        statistics.replay.events = zip(statistics.replay.events, p.writer.counts).map(+)
-        statistics.replay.deliveries = zip(statistics.replay.deliveries, p.writer.deliveryCounts).map(+)
+        tally.replay.add(p.applier.counts)
+        tally.replay.events = zip(tally.replay.events, p.writer.counts).map(+)
+        tally.replay.deliveries = zip(tally.replay.deliveries, p.writer.deliveryCounts).map(+)
     }
 
     // MARK: KafkaRebalanceHandler
@@ -524,7 +530,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
                 starts.append(nil)
                 continue
             }
-            statistics.partitionsAssigned += 1
+            tally.partitionsAssigned += 1
             do throws(ConsumeError) {
                 starts.append(try take(kp.partition))
             } catch {
@@ -554,8 +560,8 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
             guard p.nextOffset == committed.offset else {
                 throw .snapshot("\(c.topic)[\(partition)]: the snapshot is at offset \(p.nextOffset), the commit at \(committed.offset)")
             }
-            statistics.snapshotsLoaded += 1
-            statistics.snapshotLoadSeconds += monotonicSeconds() - began
+            tally.snapshotsLoaded += 1
+            tally.snapshotLoadSeconds += monotonicSeconds() - began
             note = "resumed at offset \(committed.offset) from a snapshot of \(grouped(p.engine.devices.liveCount)) devices "
                 + "(\(grouped(bytes.count)) bytes, \(ref.topic)[\(ref.partition)]@\(ref.first))"
         } else if committed.offset >= 0 {
@@ -590,9 +596,9 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     private func engine(for partition: Int32, privateIndex: Bool) throws(ConsumeError) -> PartitionEngine {
         do {
             let index = privateIndex
-                ? try RegionIndex(regions: regions, hysteresis: c.replay.hysteresis, tree: c.replay.tree, order: .spatial)
+                ? try RegionIndex(regions: regions, hysteresis: c.engine.hysteresis, tree: c.engine.tree, order: .spatial)
                 : template!
-            return try PartitionEngine(partition: partition, index: index, ids: ids, requests: requests, configuration: c.replay)
+            return try PartitionEngine(partition: partition, index: index, ids: ids, requests: requests, configuration: c.engine)
         } catch {
             throw .kafka("\(c.topic)[\(partition)]: cannot build its engine: \(error)")
         }
@@ -619,10 +625,10 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
             guard let p = partitions.removeValue(forKey: kp.partition) else { continue }
             if lost {
                 // Someone else's already: anything committed now could overwrite their progress.
-                statistics.partitionsLost += 1
+                tally.partitionsLost += 1
                 if c.verbose { diagnostics("geotrigger: \(kp) lost: its next owner resumes from its last commit\n") }
             } else {
-                statistics.partitionsRevoked += 1
+                tally.partitionsRevoked += 1
                 // The last chance to commit this partition (the generation is still this
                 // member's while it revokes): sent whatever refusals came before.
                 do {

@@ -52,7 +52,7 @@ package final class PartitionEngine {
     @exclusivity(unchecked) private var keys: [UInt8] = []
 
     package init(partition: Int32, index: RegionIndex, ids: IDSlots, requests: [NotificationRequest],
-         configuration c: ReplayConfiguration) throws {
+         configuration c: EngineConfiguration) throws {
         self.partition = partition
         engine = try Engine(index: index, options: c.monitor, beaconOptions: c.beacons, requests: requests)
         writer = EventWriter(output: formatted, devices: engine.devices, regions: index.regions, ids: ids,

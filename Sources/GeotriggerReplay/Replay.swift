@@ -12,32 +12,42 @@ import GeotriggerRuntime
 import GeotriggerEngine
 import GeotriggerOutput
 
-/// Everything `geotrigger replay` needs, as plain values (the CLI fills it from its flags).
-public struct ReplayConfiguration: Sendable {
+/// What `replay` and `consume` share: the regions, the requests and the engine's options, and
+/// how rejected records are handled (the CLI fills it from the options the two commands share).
+public struct EngineConfiguration: Sendable {
     public var regionsPath: String
     /// `--requests`: a JSON array of notification requests.
     public var requestsPath: String? = nil
-    /// Files to read; empty or `-` means standard input.
-    public var inputs: [String] = []
-    public var format: ReadingFormat? = nil
-    /// Device id for GPX input (default: the file name without extension).
-    public var device: String? = nil
     public var hysteresis: Hysteresis = .automatic
     /// The tree over the regions' envelopes (`--index`).
     public var tree: SpatialIndexKind = .packed
     public var monitor = MonitorOptions()
     public var beacons = BeaconOptions()
-    /// Advance the clock to this time at the end of input (fires due timers).
+    /// Advance the clock to this time at the end of the input (`consume`: when it stops for
+    /// `--exit-when-idle`), firing due timers.
     public var until: Double? = nil
     public var strict = false
+    public var echoProperties = false
+    /// How many rejected records are reported one by one on stderr.
+    public var reportedRejectLimit = 20
+
+    public init(regionsPath: String) { self.regionsPath = regionsPath }
+}
+
+/// Everything `geotrigger replay` needs, as plain values (the CLI fills it from its flags): the
+/// engine's configuration (its fields are also reachable here by name) and the replay's own.
+public struct ReplayConfiguration: Sendable {
+    public var engine: EngineConfiguration
+    /// Files to read; empty or `-` means standard input.
+    public var inputs: [String] = []
+    public var format: ReadingFormat? = nil
+    /// Device id for GPX input (default: the file name without extension).
+    public var device: String? = nil
     public var outputPath: String? = nil
     public var rejectsPath: String? = nil
     public var statePath: String? = nil
-    public var echoProperties = false
     /// Draw a progress bar on stderr (the CLI turns it on for files when stderr is a terminal).
     public var progress = false
-    /// How many rejected records are reported one by one on stderr.
-    public var reportedRejectLimit = 20
     /// `--jobs`: threads the devices are spread over (by a hash of the device id). The output is
     /// byte for byte the one thread's.
     public var jobs = 1
@@ -52,7 +62,49 @@ public struct ReplayConfiguration: Sendable {
     /// Keep a copy of the events written to standard output (`keptEvents`), for `replay --map`.
     public var keepsEvents = false
 
-    public init(regionsPath: String) { self.regionsPath = regionsPath }
+    public init(engine: EngineConfiguration) { self.engine = engine }
+    public init(regionsPath: String) { engine = EngineConfiguration(regionsPath: regionsPath) }
+
+    public var regionsPath: String {
+        get { engine.regionsPath }
+        set { engine.regionsPath = newValue }
+    }
+    public var requestsPath: String? {
+        get { engine.requestsPath }
+        set { engine.requestsPath = newValue }
+    }
+    public var hysteresis: Hysteresis {
+        get { engine.hysteresis }
+        set { engine.hysteresis = newValue }
+    }
+    public var tree: SpatialIndexKind {
+        get { engine.tree }
+        set { engine.tree = newValue }
+    }
+    public var monitor: MonitorOptions {
+        get { engine.monitor }
+        set { engine.monitor = newValue }
+    }
+    public var beacons: BeaconOptions {
+        get { engine.beacons }
+        set { engine.beacons = newValue }
+    }
+    public var until: Double? {
+        get { engine.until }
+        set { engine.until = newValue }
+    }
+    public var strict: Bool {
+        get { engine.strict }
+        set { engine.strict = newValue }
+    }
+    public var echoProperties: Bool {
+        get { engine.echoProperties }
+        set { engine.echoProperties = newValue }
+    }
+    public var reportedRejectLimit: Int {
+        get { engine.reportedRejectLimit }
+        set { engine.reportedRejectLimit = newValue }
+    }
 }
 
 /// Why a replay stopped early; each maps to one exit status of SPEC §2.
@@ -172,11 +224,11 @@ public final class Replay {
 
     /// The configuration's own times and ids within the input limits (SPEC §3), as the command
     /// line checks them: a usage error otherwise, before anything is read.
-    package static func checkLimits(_ config: ReplayConfiguration) throws {
+    package static func checkLimits(_ config: EngineConfiguration, device: String? = nil) throws {
         if let until = config.until, !InputLimits.timeIsWritable(until) {
             throw ReplayError.usage(untilOutOfRange)
         }
-        if let device = config.device, !InputLimits.identifierFits(device) {
+        if let device, !InputLimits.identifierFits(device) {
             throw ReplayError.usage(deviceTooLong(device))
         }
     }
@@ -194,7 +246,7 @@ public final class Replay {
     public func run() throws -> ReplayStatistics {
         let start = monotonicSeconds()
         let config = configuration
-        let setup = try RunSetup(config)
+        let setup = try RunSetup(config.engine, device: config.device)
         let (index, ids, requests) = (setup.index, setup.ids, setup.requests)
         tally.loadSeconds = setup.loadSeconds
         tally.regions = index.count

@@ -25,6 +25,13 @@ package struct RunIdentity: Equatable {
     }
 
     package init(configuration c: ReplayConfiguration, inputs: [String]) throws {
+        try self.init(engine: c.engine, inputs: inputs, format: c.format, device: c.device, output: c.outputPath,
+                      rejects: c.rejectsPath, state: c.statePath, jobs: c.jobs)
+    }
+
+    /// `consume`'s: the replay's own options as a replay without them has them.
+    package init(engine c: EngineConfiguration, inputs: [String], format: ReadingFormat? = nil, device: String? = nil,
+                 output: String? = nil, rejects: String? = nil, state: String? = nil, jobs: Int = 1) throws {
         regionsHash = try Self.hash(file: c.regionsPath)
         requestsHash = try c.requestsPath.map { try Self.hash(file: $0) } ?? 0
         self.inputs = inputs
@@ -32,8 +39,8 @@ package struct RunIdentity: Equatable {
         // here: --safe-distance and --index (work, not results), progress and reporting.
         let m = c.monitor, b = c.beacons
         options = [
-            ("--format", c.format.map(\.rawValue) ?? "by extension"),
-            ("--device", c.device ?? "none"),
+            ("--format", format.map(\.rawValue) ?? "by extension"),
+            ("--device", device ?? "none"),
             ("--hysteresis", "\(c.hysteresis)"),
             ("--max-accuracy", "\(m.maxAccuracy)"),
             ("--dwell", m.dwell.map { "\($0)" } ?? "off"),
@@ -43,11 +50,11 @@ package struct RunIdentity: Equatable {
             ("beacon model", "\(b.sigmaBound) \(b.fusedExitMargin) \(b.fusionWindow) \(b.fusionMaxRange) \(b.positionTimeConstant) \(b.fusedConfirmations)"),
             ("--until", c.until.map { "\($0)" } ?? "none"),
             ("--strict", "\(c.strict)"),
-            ("--output", c.outputPath ?? "standard output"),
-            ("--rejects", c.rejectsPath ?? "none"),
-            ("--state-out", c.statePath ?? "none"),
+            ("--output", output ?? "standard output"),
+            ("--rejects", rejects ?? "none"),
+            ("--state-out", state ?? "none"),
             ("--echo-properties", "\(c.echoProperties)"),
-            ("--jobs", "\(c.jobs)"),
+            ("--jobs", "\(jobs)"),
         ]
     }
 

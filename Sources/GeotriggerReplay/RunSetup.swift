@@ -19,9 +19,10 @@ package struct RunSetup {
     /// Seconds spent checking, reading the regions and building the index (not the requests).
     package let loadSeconds: Double
 
-    package init(_ config: ReplayConfiguration, keepingRegions: Bool = false) throws {
+    /// `device`: `replay --device`, checked with the configuration's limits.
+    package init(_ config: EngineConfiguration, device: String? = nil, keepingRegions: Bool = false) throws {
         let start = monotonicSeconds()
-        try Replay.checkLimits(config)
+        try Replay.checkLimits(config, device: device)
         let regions = try Replay.loadRegions(path: config.regionsPath)
         self.regions = keepingRegions ? regions : []
         let index: RegionIndex

@@ -233,7 +233,7 @@ final class World: @unchecked Sendable {
     let name: String
     let regions: [Region]
     let requests: [NotificationRequest]
-    let configuration: ReplayConfiguration
+    let configuration: EngineConfiguration
     let identity: RunIdentity
     let ids: IDSlots
     static let topic = "readings"
@@ -253,7 +253,7 @@ final class World: @unchecked Sendable {
 
     init(name: String, regions: String, requests: String, dwell: Double?, expire: Double?) {
         self.name = name
-        var c = ReplayConfiguration(regionsPath: Self.root + "/" + regions)
+        var c = EngineConfiguration(regionsPath: Self.root + "/" + regions)
         c.requestsPath = Self.root + "/" + requests
         c.monitor.dwell = dwell
         c.monitor.expire = expire
@@ -262,7 +262,7 @@ final class World: @unchecked Sendable {
             self.regions = try Replay.loadRegions(path: c.regionsPath)
             let index = try RegionIndex(regions: self.regions, hysteresis: c.hysteresis, tree: c.tree, order: .spatial)
             self.requests = try Replay.loadRequests(path: c.requestsPath!, index: index)
-            identity = try RunIdentity(configuration: c, inputs: ["kafka:" + Self.topic])
+            identity = try RunIdentity(engine: c, inputs: ["kafka:" + Self.topic])
             ids = IDSlots(regions: index.regions)
         } catch {
             fatalError("the fuzz world \(name) cannot be built from \(Self.root): \(error)")
