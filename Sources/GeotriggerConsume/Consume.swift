@@ -356,19 +356,21 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     /// one when a region record moved the partition to an index of its own).
     @inline(__always)
     private func apply(_ m: KafkaMessageView, to p: PartitionEngine) throws(ConsumeError) -> PartitionEngine {
-        switch decoder.decode(record: m.value) {
+        switch decoder.decode(record: ByteView(unsafe: m.value)) {
         case .end:
             // A blank message: skipped, as a blank line is.
             p.skip(offset: m.offset)
         case .rejected(let reason):
             p.skip(offset: m.offset)
-            try reject(reason, detail: nil, partition: m.partition, offset: m.offset, key: m.key, record: decoder.rejectedLine)
+            try reject(reason, detail: nil, partition: m.partition, offset: m.offset, key: ByteView(unsafe: m.key),
+                       record: decoder.rejectedLine)
         case .reading:
             let r = decoder.current
             var p = p
             if r.kind == .control && r.op.isRegionChange && p.engine.index === template { p = try ownIndex(p) }
             if let (reason, detail) = p.apply(r, offset: m.offset) {
-                try reject(reason, detail: detail, partition: m.partition, offset: m.offset, key: m.key, record: r.line)
+                try reject(reason, detail: detail, partition: m.partition, offset: m.offset, key: ByteView(unsafe: m.key),
+                           record: r.line)
             }
             return p
         }
@@ -378,7 +380,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     /// A bad record: to the reject sink, which counts it, reports it on stderr (the first few)
     /// and writes it with its place and reason to `GROUP-rejects`, or stops the run (`--strict`).
     private func reject(_ reason: RejectReason, detail: String?, partition: Int32, offset: Int64,
-                        key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws(ConsumeError) {
+                        key: ByteView, record: ByteView) throws(ConsumeError) {
         let place = "\(c.topic)[\(partition)]@\(offset)"
         let stop: String?
         do {
@@ -393,7 +395,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         let topic = c.eventsTopic
         do {
             try p.takeEvents(&entries) { keys, values, entries in
-                try producer.produceBatch(topic: topic, keys: keys, values: values, entries: entries)
+                try producer.produceBatch(topic: topic, keys: keys.unsafeBytes, values: values.unsafeBytes, entries: entries)
                 tally.eventsProduced += entries.count
             }
         } catch {
@@ -677,15 +679,18 @@ private final class RejectsTopic: RecordSink {
     /// One message per record, as it is rejected.
     var blockSize: Int { 0 }
 
-    func write(record: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer?) throws {
-        try producer.produce(topic: topic, key: key, value: record)
+    func write(record: ByteView, key: ByteView?) throws {
+        try producer.produce(topic: topic, key: key?.unsafeBytes, value: record.unsafeBytes)
         length += record.count
     }
 
     /// Lines without a key (none is written so: rejections come through `write(record:key:)`).
-    func write(_ records: UnsafeRawBufferPointer) throws {
-        for line in records.split(separator: UInt8(ascii: "\n")) {
-            try write(record: UnsafeRawBufferPointer(rebasing: line), key: nil)
+    func write(_ records: ByteView) throws {
+        var start = 0
+        for (k, byte) in records.enumerated() where byte == UInt8(ascii: "\n") {
+            try write(record: records[start..<k], key: nil)
+            start = k + 1
         }
+        if start < records.count { try write(record: records[start..<records.count], key: nil) }
     }
 }

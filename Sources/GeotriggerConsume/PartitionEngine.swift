@@ -63,7 +63,7 @@ package final class PartitionEngine {
         engine.output = TaggingOutput(self)
     }
 
-    var regionEventTable: (base: UnsafeRawPointer, stride: Int) { writer.regionEventTable }
+    var regionEventTable: RegionEventTable { writer.regionEventTable }
 
     // MARK: Records
 
@@ -130,7 +130,7 @@ package final class PartitionEngine {
     /// (with its `"id"` first) in `values`, as the writer wrote them, its key (the device) in
     /// `keys`, and where each lies (`entries`, scratch space, reused).
     package func takeEvents(_ entries: inout [KafkaProducer.BatchEntry],
-                    _ body: (_ keys: UnsafeRawBufferPointer, _ values: UnsafeRawBufferPointer,
+                    _ body: (_ keys: ByteView, _ values: ByteView,
                              _ entries: [KafkaProducer.BatchEntry]) throws -> Void) rethrows {
         applier.flush()
         guard !tags.isEmpty else { return }
@@ -141,7 +141,7 @@ package final class PartitionEngine {
             entries.append(KafkaProducer.BatchEntry(key: tag.keyStart..<tag.keyEnd, value: start..<(tag.end - 1)))
             start = tag.end
         }
-        try keys.withUnsafeBytes { k in try formatted.withPending { v in try body(k, v, entries) } }
+        try keys.withByteView { k in try formatted.withPending { v in try body(k, v, entries) } }
         formatted.discardPending()
         tags.removeAll(keepingCapacity: true)
         keys.removeAll(keepingCapacity: true)
@@ -228,7 +228,7 @@ private final class TaggingOutput: RegionEventTableReader {
     unowned let owner: PartitionEngine
     init(_ owner: PartitionEngine) { self.owner = owner }
 
-    var regionEventTable: (base: UnsafeRawPointer, stride: Int) { owner.regionEventTable }
+    var regionEventTable: RegionEventTable { owner.regionEventTable }
 
     func regionEvent(_ event: RegionEvent) {
         owner.beginEvent(device: event.device)

@@ -37,10 +37,8 @@ public struct BeaconID: Hashable, Sendable {
     }
 
     /// Parses a UUID in canonical hyphenated form (8-4-4-4-12) or as 32 hex digits, any case.
-    package static func parseUUID(_ b: UnsafeRawBufferPointer) -> (UInt64, UInt64)? {
-        guard let base = b.baseAddress else { return nil }
-        let p = base.assumingMemoryBound(to: UInt8.self)
-        let n = b.count
+    package static func parseUUID(_ p: ByteView) -> (UInt64, UInt64)? {
+        let n = p.count
         let hyphenated = n == 36
         guard hyphenated || n == 32 else { return nil }
         var hi: UInt64 = 0
@@ -67,7 +65,7 @@ public struct BeaconID: Hashable, Sendable {
 
     public static func parseUUID(_ s: String) -> (UInt64, UInt64)? {
         var s = s
-        return s.withUTF8 { parseUUID(UnsafeRawBufferPointer($0)) }
+        return s.withByteView { parseUUID($0) }
     }
 }
 

@@ -7,7 +7,7 @@ import GeotriggerFormats
 /// notification center. Control records are rare, so this parses the line as JSON.
 enum ControlRecord {
     /// Nil when applied, else why the record cannot be (it is then rejected as a bad control record).
-    static func apply(_ op: ControlOp, line: UnsafeRawBufferPointer, t: Double, device d: Int32,
+    static func apply(_ op: ControlOp, line: ByteView, t: Double, device d: Int32,
                       to scheduler: Scheduler) -> String? {
         let json: JSONValue
         do { json = try JSONValue.parse(Array(line)) } catch { return "\(error)" }

@@ -80,7 +80,7 @@ extension Engine {
     ///   visits end with `"reason":"replaced"` and the next fix of each device decides afresh.
     ///
     /// Beacon regions cannot be added, removed or replaced live (the record is refused).
-    package func regionRecord(_ op: ControlOp, line: UnsafeRawBufferPointer, t: Double) -> String? {
+    package func regionRecord(_ op: ControlOp, line: ByteView, t: Double) -> String? {
         let json: JSONValue
         do { json = try JSONValue.parse(Array(line)) } catch { return "\(error)" }
         return deviceless(t: t) {

@@ -25,7 +25,7 @@ extension EngineOutput {
 /// preformatted ids): the monitor prefetches the entry as soon as it decides the event.
 package protocol RegionEventTableReader: EngineOutput {
     /// The table's start and the bytes an entry takes.
-    var regionEventTable: (base: UnsafeRawPointer, stride: Int) { get }
+    var regionEventTable: RegionEventTable { get }
 }
 
 /// The whole engine as a library: regions and their state machines, and the scheduling core.
@@ -177,7 +177,7 @@ public final class Engine {
 
     /// The device's id, interned on its first reading (no allocation for a known device).
     @inline(__always)
-    package func device(_ name: UnsafeRawBufferPointer) -> Int32 { monitor.device(name) }
+    package func device(_ name: ByteView) -> Int32 { monitor.device(name) }
 
     /// The device's id, interned on first sight.
     public func device(_ name: String) -> Int32 { monitor.device(name) }

@@ -94,7 +94,7 @@ package final class ReadingApplier {
 
     /// The device's id, interned on first sight (no allocation for a known device).
     @inline(__always)
-    package func device(_ name: UnsafeRawBufferPointer) -> Int32 { engine.device(name) }
+    package func device(_ name: ByteView) -> Int32 { engine.device(name) }
 
     @inline(__always)
     package func fix(device d: Int32, t: Double, at p: Coordinate, accuracy: Double) -> FixOutcome {
@@ -135,7 +135,7 @@ package final class ReadingApplier {
 
     /// A control record for the device's notification center (`ControlRecord`), its JSON line
     /// given whole; the reason (and what was wrong) when it is rejected.
-    package func control(device d: Int32, t: Double, op: ControlOp, line: UnsafeRawBufferPointer) -> (RejectReason, String?)? {
+    package func control(device d: Int32, t: Double, op: ControlOp, line: ByteView) -> (RejectReason, String?)? {
         flush()
         defer { batching = engine.batchesFixes }
         if let reason = engine.touch(device: d, t: t) { return (reason, nil) }
@@ -149,7 +149,7 @@ package final class ReadingApplier {
     /// A device-less region record (`addRegion`, `removeRegion`: `Engine.regionRecord`), its JSON
     /// line given whole; the reason (and what was wrong) when it is rejected. Counted with the
     /// control records.
-    package func regionRecord(op: ControlOp, t: Double, line: UnsafeRawBufferPointer) -> (RejectReason, String?)? {
+    package func regionRecord(op: ControlOp, t: Double, line: ByteView) -> (RejectReason, String?)? {
         flush()
         defer { batching = engine.batchesFixes }
         if let problem = engine.regionRecord(op, line: line, t: t) { return (.badControl, problem) }
@@ -235,7 +235,7 @@ extension ReadingApplier {
 
 /// A source with a plain lane (`ReadingDecoder.drainPlainFixes`), for `takePlainFixes`.
 protocol PlainFixSource {
-    func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+    func drainPlainFixes(_ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                                   _ longitude: Double, _ accuracy: Double) -> Bool)
 }
 

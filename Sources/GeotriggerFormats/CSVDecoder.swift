@@ -29,7 +29,7 @@ public final class CSVDecoder: ReadingDecoder {
     /// Lines that were empty or held only spaces and tabs (skipped, not rejected).
     public var blankLines: Int { framing.blankLines }
     public var current: Reading { framing.reading }
-    public var rejectedLine: UnsafeRawBufferPointer { framing.line }
+    public var rejectedLine: ByteView { ByteView(unsafe: framing.line) }
     public var bytesRead: Int { framing.bytesRead }
     public var ioError: String? { framing.ioError }
     public var position: InputPosition { InputPosition(offset: framing.consumed, line: framing.lineNumber) }
@@ -215,7 +215,7 @@ public final class CSVDecoder: ReadingDecoder {
     /// true, as `NDJSONDecoder.drainPlainFixes` does: each is the reading `next()` would return,
     /// its line counted as read first; `current` is left as it was. Does nothing unless the last
     /// row `next()` decided was plain.
-    public func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+    public func drainPlainFixes(_ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                                          _ longitude: Double, _ accuracy: Double) -> Bool) {
         guard lastWasPlain else { return }
         framing.drainFixes({ p, available, row in plainRowLength(p, available, &row) }, body)

@@ -75,7 +75,7 @@ public final class GPXDecoder: ReadingDecoder {
     }
 
     public var current: Reading { reading }
-    public var rejectedLine: UnsafeRawBufferPointer { element }
+    public var rejectedLine: ByteView { ByteView(unsafe: element) }
     public var bytesRead: Int { pos }
 
     // MARK: Scanning
@@ -264,14 +264,14 @@ public final class GPXDecoder: ReadingDecoder {
         guard InputLimits.identifierFits(byteCount: device.count) else { return .idTooLong }
         reading.kind = .fix
         reading.t = t
-        reading.device = UnsafeRawBufferPointer(device)
+        reading.device = ByteView(unsafe: UnsafeRawBufferPointer(device))
         reading.latitude = lat
         reading.longitude = lon
         reading.accuracy = .nan
         reading.beacon = BeaconID()
         reading.rssi = .nan
         reading.tx = .nan
-        reading.line = element
+        reading.line = ByteView(unsafe: element)
         return nil
     }
 }

@@ -1,3 +1,4 @@
+import GeotriggerCore
 /// The line-by-line half of the NDJSON and CSV decoders, so both count lines, skip blanks, reject
 /// over-long lines and keep the record's bytes in exactly the same way.
 ///
@@ -93,7 +94,7 @@ final class LineFraming {
                 if n > scratchCapacity { growScratch(n) }
                 switch parse(l.baseAddress!.assumingMemoryBound(to: UInt8.self), n) {
                 case .reading:
-                    reading.line = l
+                    reading.line = ByteView(unsafe: l)
                     return .reading
                 case .blank:
                     blankLines += 1
@@ -131,7 +132,7 @@ final class LineFraming {
         if n > scratchCapacity { growScratch(n) }
         switch parse(l.baseAddress!.assumingMemoryBound(to: UInt8.self), n) {
         case .reading:
-            reading.line = l
+            reading.line = ByteView(unsafe: l)
             return .reading
         case .blank, .consumed:
             blankLines += 1
@@ -155,7 +156,7 @@ final class LineFraming {
                 let l = reader.takeLine(length: length)
                 lineNumber = reader.lineNumber
                 line = l
-                reading.line = l
+                reading.line = ByteView(unsafe: l)
                 return .reading
             }
         }
@@ -168,7 +169,7 @@ final class LineFraming {
     /// first line `whole` declines or when `body` returns false.
     @inline(__always)
     func drainFixes(_ whole: (_ bytes: UnsafePointer<UInt8>, _ count: Int, _ fix: inout PlainFix) -> Int,
-                    _ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+                    _ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                              _ longitude: Double, _ accuracy: Double) -> Bool) {
         while let rest = reader.buffered, rest.count > 0 {
             let p = rest.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -179,7 +180,7 @@ final class LineFraming {
             let l = reader.takeLine(length: length)
             lineNumber = reader.lineNumber
             line = l
-            let device = UnsafeRawBufferPointer(start: p + fix.deviceStart, count: fix.deviceCount)
+            let device = ByteView(unsafe: UnsafeRawBufferPointer(start: p + fix.deviceStart, count: fix.deviceCount))
             if !body(fix.t, device, fix.latitude, fix.longitude, fix.accuracy) { return }
         }
     }

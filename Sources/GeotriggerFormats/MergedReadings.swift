@@ -1,3 +1,4 @@
+import GeotriggerCore
 /// Merges several decoders into one stream in time order.
 ///
 /// Each input is assumed to be in time order on its own; readings come out in order of `t`, ties
@@ -83,7 +84,7 @@ public final class MergedReadings {
     public var currentSource: any ReadingDecoder { sources[lastSource] }
     /// The reading of the last `.reading` step.
     public var current: Reading { sources[lastSource].current }
-    public var rejectedLine: UnsafeRawBufferPointer { sources[lastSource].rejectedLine }
+    public var rejectedLine: ByteView { sources[lastSource].rejectedLine }
     public var lineNumber: Int { sources[lastSource].lineNumber }
     public var sourceName: String { sources[lastSource].sourceName }
     /// Bytes consumed over all sources.
@@ -109,7 +110,7 @@ public final class MergedReadings {
     public var untimedPoints: Int { sources.reduce(0) { $0 + $1.untimedPoints } }
     /// The one source's plain lane (`ReadingDecoder.drainPlainFixes`); with several sources,
     /// none: their readings must be merged by time one at a time.
-    public func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+    public func drainPlainFixes(_ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                                          _ longitude: Double, _ accuracy: Double) -> Bool) {
         if let single, !singleEnded {
             lastSource = 0

@@ -19,7 +19,7 @@ public final class NDJSONDecoder: ReadingDecoder {
     public var blankLines: Int { framing.blankLines }
     public var lineNumber: Int { framing.lineNumber }
     public var current: Reading { framing.reading }
-    public var rejectedLine: UnsafeRawBufferPointer { framing.line }
+    public var rejectedLine: ByteView { ByteView(unsafe: framing.line) }
     public var bytesRead: Int { framing.bytesRead }
     public var ioError: String? { framing.ioError }
     public var position: InputPosition { InputPosition(offset: framing.consumed, line: framing.lineNumber) }
@@ -59,8 +59,8 @@ public final class NDJSONDecoder: ReadingDecoder {
     /// record (counted in `blankLines`). The bytes are copied to a buffer of the decoder's
     /// (the caller's may end at the record's last byte), so `current` and `rejectedLine` stay
     /// valid until the next call; nothing is allocated once the longest record so far fits.
-    package func decode(record: UnsafeRawBufferPointer) -> DecodeStep {
-        framing.decode(record, maxLength: maxRecordLength) { p, n in
+    package func decode(record: ByteView) -> DecodeStep {
+        framing.decode(record.unsafeBytes, maxLength: maxRecordLength) { p, n in
             switch parse(p, n) {
             case 0: .reading
             case 1: .blank
@@ -165,7 +165,7 @@ public final class NDJSONDecoder: ReadingDecoder {
     /// is not a plain fix or is not wholly buffered yet; does nothing unless the last line
     /// `next()` decided was a plain fix (so a stream of other records is not tried twice). The
     /// device's bytes are valid only during the call.
-    public func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+    public func drainPlainFixes(_ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                                          _ longitude: Double, _ accuracy: Double) -> Bool) {
         guard lastWasPlain else { return }
         framing.drainFixes({ p, available, fix in plainFixLength(p, available, &fix) }, body)

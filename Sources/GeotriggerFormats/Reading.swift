@@ -15,7 +15,7 @@ public struct Reading {
     /// Unix seconds (fractions allowed).
     public var t: Double = 0
     /// The device identifier as UTF-8 bytes, JSON escapes already resolved.
-    package var device: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+    package var device = ByteView.empty
 
     // Fix fields.
     public var latitude: Double = .nan
@@ -34,12 +34,12 @@ public struct Reading {
     public var op: ControlOp = .add
 
     /// The whole input record, verbatim (without its line terminator).
-    package var line: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+    package var line = ByteView.empty
 
     public init() {}
 
     /// The device identifier as a `String` (allocates for ids longer than 15 bytes; not for the hot path).
-    public var deviceString: String { String(decoding: device, as: UTF8.self) }
+    public var deviceString: String { device.string }
 }
 
 /// Operations a control record asks of the scheduling core.

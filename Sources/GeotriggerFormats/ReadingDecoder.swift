@@ -1,3 +1,4 @@
+import GeotriggerCore
 /// What a decoder produced on one call to `next()`.
 public enum DecodeStep: Equatable, Sendable {
     /// `current` holds a valid reading.
@@ -20,7 +21,7 @@ public protocol ReadingDecoder: AnyObject {
     /// The reading produced by the last `next()` that returned `.reading`.
     var current: Reading { get }
     /// The verbatim record of the last `next()` (reading or rejected), without its line terminator.
-    var rejectedLine: UnsafeRawBufferPointer { get }
+    var rejectedLine: ByteView { get }
     /// One-based line number of the last record returned.
     var lineNumber: Int { get }
     /// Bytes consumed so far, for progress reporting.
@@ -31,7 +32,7 @@ public protocol ReadingDecoder: AnyObject {
     /// hands the ones that follow in the read buffer straight to `body` while it returns true,
     /// each counted as read first, without filling `current`. A decoder without such a lane
     /// hands none; the records then come through `next()`.
-    func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+    func drainPlainFixes(_ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                                   _ longitude: Double, _ accuracy: Double) -> Bool)
     /// Where the input stands, for a checkpoint: the byte after the last record returned, and
     /// that record's line.
@@ -45,7 +46,7 @@ public protocol ReadingDecoder: AnyObject {
 }
 
 extension ReadingDecoder {
-    public func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+    public func drainPlainFixes(_ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                                          _ longitude: Double, _ accuracy: Double) -> Bool) {}
     public var untimedPoints: Int { 0 }
 }

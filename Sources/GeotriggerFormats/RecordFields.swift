@@ -158,7 +158,7 @@ struct RecordFields {
             }
             if idTooLong { return .idTooLong }
             r.t = t
-            r.device = UnsafeRawBufferPointer(start: nil, count: 0)
+            r.device = .empty
             r.setControl(kind)
             return nil
         }
@@ -167,7 +167,7 @@ struct RecordFields {
         guard InputLimits.identifierFits(byteCount: dev.count) else { return .idTooLong }
         if wrongType { return .malformed }
         r.t = t
-        r.device = dev
+        r.device = ByteView(unsafe: dev)
         if hasLat || hasLon {
             guard hasLat && hasLon else { return .missingCoordinate }
             guard latitude >= -90 && latitude <= 90 else { return .latitudeOutOfRange }
@@ -178,7 +178,7 @@ struct RecordFields {
         }
         if uuid != nil || beaconWrongType || hasRSSI {
             if !hasRSSI { return .missingRSSI }
-            guard let u = uuid, !beaconWrongType, let (hi, lo) = BeaconID.parseUUID(u) else { return .badBeacon }
+            guard let u = uuid, !beaconWrongType, let (hi, lo) = BeaconID.parseUUID(ByteView(unsafe: u)) else { return .badBeacon }
             var beacon = BeaconID(uuidHigh: hi, uuidLow: lo, major: -1, minor: -1)
             if hasMajor {
                 guard let m = uint16(major) else { return .badBeacon }
@@ -308,7 +308,7 @@ extension Reading {
     mutating func setFix(t: Double, device: UnsafeRawBufferPointer, latitude: Double, longitude: Double,
                          accuracy: Double) {
         self.t = t
-        self.device = device
+        self.device = ByteView(unsafe: device)
         kind = .fix
         self.latitude = latitude
         self.longitude = longitude

@@ -208,21 +208,13 @@ public final class Monitor: TimerOwner {
     @exclusivity(unchecked) var newNear = PodList<NearRegion>()
     /// A table the event consumer reads per region (its start and entry size), prefetched for a
     /// region as soon as an event of it is decided; nil: the index's region itself is prefetched.
-    package var eventTable: (base: UnsafeRawPointer, stride: Int)? {
-        get { eventTableBase.map { ($0, eventTableStride) } }
-        set {
-            eventTableBase = newValue?.base
-            eventTableStride = newValue?.stride ?? 0
-        }
-    }
-    @exclusivity(unchecked) var eventTableBase: UnsafeRawPointer?
-    @exclusivity(unchecked) var eventTableStride = 0
+    @exclusivity(unchecked) package var eventTable: RegionEventTable?
 
     /// Starts loading what reporting an event of region `r` reads (`eventTable`).
     @inline(__always)
     func prefetchForEvent(_ r: Int32) {
-        if let base = eventTableBase {
-            geotrigger_prefetch(base + Int(r) &* eventTableStride)
+        if let eventTable {
+            eventTable.prefetch(r)
         } else {
             index.prefetchForEvent(r)
         }
@@ -361,7 +353,7 @@ public final class Monitor: TimerOwner {
 
     /// The device's state slot, adding one for a new device.
     @inline(__always)
-    package func device(_ name: UnsafeRawBufferPointer) -> Int32 {
+    package func device(_ name: ByteView) -> Int32 {
         let (id, isNew) = devices.intern(name)
         // A reused id (`forget`) has its slot, reset already.
         if isNew && Int(id) == stateCount { appendState() }
@@ -406,7 +398,7 @@ public final class Monitor: TimerOwner {
 
     public func device(_ name: String) -> Int32 {
         var name = name
-        return name.withUTF8 { device(UnsafeRawBufferPointer($0)) }
+        return name.withByteView { device($0) }
     }
 
     /// Applies one GPS fix. Timers due before `t` should have been fired first (`fireTimers(before:)`).

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import GeotriggerCore
+import GeotriggerRuntime
 
 /// A file, or standard output: records written with `write(2)` in blocks of 256 KiB. Owns its
 /// file descriptor unless it is standard output.
@@ -61,20 +62,9 @@ public final class FileSink: RecordSink {
 
     deinit { if owns { close(fd) } }
 
-    public func write(_ records: UnsafeRawBufferPointer) throws {
-        guard let base = records.baseAddress else { return }
-        var failure: String?
-        var offset = 0
-        while offset < records.count {
-            let n = systemWrite(fd, base + offset, records.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                failure = String(cString: strerror(errno))
-                break
-            }
-            offset += n
-        }
-        length += offset
+    public func write(_ records: ByteView) throws {
+        let (written, failure) = SystemIO.writeAll(fd, records)
+        length += written
         if let failure { throw IOFailure("cannot write \(path): \(failure)") }
     }
 
@@ -82,9 +72,4 @@ public final class FileSink: RecordSink {
         guard isFile else { return }
         if fsync(fd) != 0 { throw IOFailure("cannot write \(path): \(String(cString: strerror(errno)))") }
     }
-}
-
-/// write(2), by a name the sink's own `write` does not shadow.
-private func systemWrite(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-    write(fd, bytes, count)
 }

@@ -54,6 +54,14 @@ public struct RecordCursor {
         putJSONStringEscaping(bytes)
     }
 
+    /// A name or other bytes another object owns, as a JSON string literal: at most 6n + 2 bytes.
+    @inline(__always)
+    package mutating func putJSONString(_ bytes: ByteView) { putJSONString(bytes.unsafeBytes) }
+
+    /// Bytes another object owns, as they are: their count.
+    @inline(__always)
+    package mutating func put(bytes: ByteView) { put(bytes: bytes.unsafeBytes) }
+
     /// A String as a JSON string literal: native and small strings lend their bytes without a
     /// copy of the String, others are copied once. At most 6n + 2 bytes for n UTF-8 bytes.
     @inline(__always)
@@ -194,6 +202,9 @@ extension RecordBuffer {
     package func appendJSONString(_ bytes: UnsafeRawBufferPointer) {
         appendRecord(maximum: 6 * bytes.count + 2) { $0.putJSONString(bytes) }
     }
+
+    /// Appends a name or other bytes another object owns as a JSON string literal.
+    package func appendJSONString(_ bytes: ByteView) { appendJSONString(bytes.unsafeBytes) }
 
     public func appendJSONString(_ s: borrowing String) {
         appendRecord(maximum: 6 * s.utf8.count + 2) { $0.putJSONString(s) }

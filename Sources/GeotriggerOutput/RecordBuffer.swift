@@ -78,8 +78,8 @@ public final class RecordBuffer {
     }
 
     /// The pending bytes, in place (a memory output's events, produced one by one).
-    package func withPending<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try body(UnsafeRawBufferPointer(start: storage, count: count))
+    package func withPending<R>(_ body: (ByteView) throws -> R) rethrows -> R {
+        try body(ByteView(unsafe: UnsafeRawBufferPointer(start: storage, count: count)))
     }
 
     /// Forgets the pending bytes (a memory output, once they are handed on).
@@ -134,6 +134,10 @@ public final class RecordBuffer {
         count += bytes.count
     }
 
+    /// Bytes another object owns, as they are.
+    @inline(__always)
+    public func append(_ bytes: ByteView) { append(bytes.unsafeBytes) }
+
     public func append(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { append($0) }
     }
@@ -155,7 +159,7 @@ public final class RecordBuffer {
 
     /// One whole record given at once (`line`, without its newline), with the key a sink of
     /// keyed records uses (a Kafka topic's; nil for a file or standard input's record).
-    public func appendRecord(_ line: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer?) throws {
+    public func appendRecord(_ line: ByteView, key: ByteView?) throws {
         if let sink, sink.blockSize == 0 {
             try flush()
             try sink.write(record: line, key: key)
@@ -184,6 +188,6 @@ public final class RecordBuffer {
         guard let sink, count > 0 else { return }
         if keepsCopy { copy.append(contentsOf: UnsafeBufferPointer(start: storage, count: count)) }
         defer { count = 0 }
-        try sink.write(UnsafeRawBufferPointer(start: storage, count: count))
+        try sink.write(ByteView(unsafe: UnsafeRawBufferPointer(start: storage, count: count)))
     }
 }

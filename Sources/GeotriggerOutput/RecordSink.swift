@@ -1,4 +1,5 @@
 import GeotriggerCore
+
 /// Where finished records go: the seam below the event writer (SPEC §4's NDJSON lines, the
 /// `--rejects` lines, `--state-out`). A `RecordBuffer` formats into its buffer and hands a sink
 /// whole records: a new destination (a socket, a database) is one type conforming here, plus the
@@ -10,10 +11,10 @@ public protocol RecordSink: AnyObject {
     /// ends (one whole line, newline included).
     var blockSize: Int { get }
     /// Takes whole records (each ends in a newline, except a `--state-out` document's pieces).
-    func write(_ records: UnsafeRawBufferPointer) throws
+    func write(_ records: ByteView) throws
     /// One record, without its newline, and its key (a Kafka message's), which a sink without
     /// keys ignores (`RecordBuffer.appendRecord(_:key:)`, with `blockSize` 0).
-    func write(record: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer?) throws
+    func write(record: ByteView, key: ByteView?) throws
     /// Makes what was written durable (a checkpoint records `length` after it).
     func synchronize() throws
     /// Bytes written so far; a resumed file counts what it kept.
@@ -23,9 +24,9 @@ public protocol RecordSink: AnyObject {
 extension RecordSink {
     public func synchronize() throws {}
 
-    public func write(record: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer?) throws {
+    public func write(record: ByteView, key: ByteView?) throws {
         let line = Array(record) + [UInt8(ascii: "\n")]
-        try line.withUnsafeBytes { try write($0) }
+        try line.withByteView { try write($0) }
     }
 }
 
@@ -39,26 +40,26 @@ public struct IOFailure: Error, CustomStringConvertible, Sendable {
 ///
 /// ```swift
 /// engine.output = EventWriter(output: RecordBuffer(sink: RecordCallback { line in
-///     print(String(decoding: line, as: UTF8.self))
+///     print(line.string)
 /// }), engine: engine)
 /// ```
 public final class RecordCallback: RecordSink {
-    private let body: (UnsafeRawBufferPointer) -> Void
+    private let body: (ByteView) -> Void
     public private(set) var length = 0
 
     /// `body` gets each record's bytes, valid during the call.
-    public init(_ body: @escaping (UnsafeRawBufferPointer) -> Void) { self.body = body }
+    public init(_ body: @escaping (ByteView) -> Void) { self.body = body }
 
     public var blockSize: Int { 0 }
 
-    public func write(_ records: UnsafeRawBufferPointer) {
+    public func write(_ records: ByteView) {
         length += records.count
         // One record per call (`blockSize` 0); split anyway, should a caller flush several.
         var start = 0
         for (k, byte) in records.enumerated() where byte == UInt8(ascii: "\n") {
-            body(UnsafeRawBufferPointer(rebasing: records[start..<k]))
+            body(records[start..<k])
             start = k + 1
         }
-        if start < records.count { body(UnsafeRawBufferPointer(rebasing: records[start...])) }
+        if start < records.count { body(records[start..<records.count]) }
     }
 }

@@ -40,8 +40,8 @@ package final class RejectSink {
 
     /// A record rejected at `place`: counted; under `--strict` the message to stop with (nothing
     /// is reported: the run's error says it); otherwise reported and nil.
-    package func reject(_ reason: RejectReason, detail: String? = nil, place: String, record: UnsafeRawBufferPointer,
-                        key: UnsafeRawBufferPointer? = nil) throws -> String? {
+    package func reject(_ reason: RejectReason, detail: String? = nil, place: String, record: ByteView,
+                        key: ByteView? = nil) throws -> String? {
         count(reason)
         if strict { return "\(place): \(Self.message(reason, detail))" }
         try report(reason, detail: detail, place: place, record: record, key: key)
@@ -50,8 +50,8 @@ package final class RejectSink {
 
     /// Reports a rejection counted already (`--jobs` counts in input order and reports in the
     /// merge's): on stderr while under the limit, and to the rejects output.
-    package func report(_ reason: RejectReason, detail: String?, place: String, record: UnsafeRawBufferPointer,
-                        key: UnsafeRawBufferPointer? = nil) throws {
+    package func report(_ reason: RejectReason, detail: String?, place: String, record: ByteView,
+                        key: ByteView? = nil) throws {
         if reported < limit {
             reported += 1
             diagnostics("\(place): \(Self.message(reason, detail))\n")
@@ -63,7 +63,7 @@ package final class RejectSink {
         line.append(contentsOf: reason.rawValue.utf8)
         line.append(UInt8(ascii: "\t"))
         line.append(contentsOf: record)
-        try line.withUnsafeBytes { try output.appendRecord($0, key: key) }
+        try line.withByteView { try output.appendRecord($0, key: key) }
     }
 
     /// At the end of a run: how many were not shown on stderr.

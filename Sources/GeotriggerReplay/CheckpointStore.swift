@@ -80,18 +80,7 @@ package struct CheckpointStore {
         guard fd >= 0 else { throw IOFailure("cannot write \(temporary): \(String(cString: strerror(errno)))") }
         var failure: String?
         for piece in [Self.magic, header.bytes, body, tail.bytes] where failure == nil {
-            failure = piece.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let n = systemWrite(fd, raw.baseAddress! + offset, raw.count - offset)
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        return String(cString: strerror(errno))
-                    }
-                    offset += n
-                }
-                return nil
-            }
+            failure = piece.withByteView { SystemIO.writeAll(fd, $0).failure }
         }
         if failure == nil && fsync(fd) != 0 { failure = String(cString: strerror(errno)) }
         close(fd)
@@ -141,7 +130,7 @@ package struct CheckpointStore {
             let length = try r.u64()
             guard length == UInt64(bytes.count - header - 8) else { return .failure(SnapshotError("cut short or torn")) }
             var h = ContentHash()
-            bytes.withUnsafeBytes { h.update(UnsafeRawBufferPointer(rebasing: $0[magic.count..<(bytes.count - 8)])) }
+            bytes.withByteView { h.update($0[magic.count..<(bytes.count - 8)]) }
             var tail = SnapshotReader(bytes, offset: bytes.count - 8)
             guard try tail.u64() == h.value else { return .failure(SnapshotError("checksum does not match (torn or altered)")) }
         } catch {
@@ -149,13 +138,4 @@ package struct CheckpointStore {
         }
         return .success(Array(bytes[header..<(bytes.count - 8)]))
     }
-}
-
-/// `write(2)`, named apart from `CheckpointStore.write`.
-private func systemWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {
-    #if canImport(Glibc)
-    return Glibc.write(fd, p, n)
-    #else
-    return Darwin.write(fd, p, n)
-    #endif
 }

@@ -405,7 +405,7 @@ public final class Replay {
         let stride = checkpointer.map { min(4096, $0.every) } ?? 4096
         var sinceProgress = 0
         defer { applier.flush() }
-        func reject(_ reason: RejectReason, detail: String? = nil, line: UnsafeRawBufferPointer) throws {
+        func reject(_ reason: RejectReason, detail: String? = nil, line: ByteView) throws {
             // Under --strict the run stops here: the events before this record are written first.
             applier.flush()
             try self.reject(reason, detail: detail, source: source.rejectSource, line: line)
@@ -472,7 +472,7 @@ public final class Replay {
 
     /// A record `source` rejected: to the run's reject sink, which stops the run under `--strict`.
     private func reject(_ reason: RejectReason, detail: String? = nil, source: any ReadingDecoder,
-                        line: UnsafeRawBufferPointer) throws {
+                        line: ByteView) throws {
         let place = "\(source.sourceName):\(source.lineNumber)"
         if let stop = try Self.io({ try rejectSink!.reject(reason, detail: detail, place: place, record: line) }) {
             throw ReplayError.strictRejection(stop)
@@ -511,7 +511,7 @@ protocol ReplaySource: AnyObject {
     func takePlainFixes(into applier: ReadingApplier, budget: Int, keepGoing: () -> Bool) -> ReadingApplier.Lane
     /// The reading of the last `.reading` step.
     var current: Reading { get }
-    var rejectedLine: UnsafeRawBufferPointer { get }
+    var rejectedLine: ByteView { get }
     /// The decoder the last step came from (its name and line number go in reject reports).
     var rejectSource: any ReadingDecoder { get }
     var bytesRead: Int { get }

@@ -284,22 +284,13 @@ package final class Checkpointer {
 
     /// Feeds `hash` the bytes of `path` from where it stopped up to `offset`.
     static func extend(_ hash: inout ContentHash, path: String, to offset: Int) throws {
-        var from = Int(hash.length)
+        let from = Int(hash.length)
         guard offset > from else { return }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ReplayError.io("\(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
-        let chunk = 1 << 20
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
-        defer { buffer.deallocate() }
-        while from < offset {
-            let n = pread(fd, buffer, min(chunk, offset - from), off_t(from))
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                throw ReplayError.checkpoint("cannot resume: \(path) is shorter than the \(offset) bytes read before the checkpoint")
-            }
-            hash.update(UnsafeRawBufferPointer(start: buffer, count: n))
-            from += n
+        guard SystemIO.readRange(fd, from: from, to: offset, { hash.update($0) }) else {
+            throw ReplayError.checkpoint("cannot resume: \(path) is shorter than the \(offset) bytes read before the checkpoint")
         }
     }
 }

@@ -38,7 +38,7 @@ struct JobItem {
 
     /// The item as the applier takes a reading: a view, whose `line` (a control or region
     /// record's) lives as long as the caller's buffer.
-    func reading(op: ControlOp = .add, line: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) -> Reading {
+    func reading(op: ControlOp = .add, line: ByteView = .empty) -> Reading {
         var r = Reading()
         r.t = t
         switch kind {
@@ -261,7 +261,7 @@ final class ReplayJob {
         func response(_ response: NotificationResponse) { job.response(response) }
         func silentPush(_ push: SilentPush) { job.silentPush(push) }
         func regionAdded(_ region: Region, number: Int32) { job.writer.regionAdded(region, number: number) }
-        var regionEventTable: (base: UnsafeRawPointer, stride: Int) { job.writer.regionEventTable }
+        var regionEventTable: RegionEventTable { job.writer.regionEventTable }
     }
 
     func run(input: JobQueue<JobBatch>, output: JobQueue<JobResult>) {
@@ -295,7 +295,7 @@ final class ReplayJob {
         engine.devices.setNextRank(note.rank)
         guard let name = note.name else { return }
         let g = Int(note.device)
-        let d = name.withUnsafeBytes { applier.device($0) }
+        let d = name.withByteView { applier.device($0) }
         engine.devices.setRank(d, note.rank)
         while localOf.count <= g { localOf.append(-1) }
         localOf[g] = d
@@ -326,7 +326,7 @@ final class ReplayJob {
             let outcome: ReadingApplier.Outcome
             if item.control >= 0 {
                 let control = batch.controls[Int(item.control)]
-                outcome = control.line.withUnsafeBytes { line in
+                outcome = control.line.withByteView { line in
                     let r = item.reading(op: control.op, line: line)
                     return item.kind == .region ? applier.apply(r) : applier.apply(r, device: d)
                 }

@@ -126,7 +126,7 @@ private final class JobRun {
     }
 
     /// Returns false when `--strict` stops the run here.
-    func reject(_ reason: RejectReason, source: any ReadingDecoder, line: UnsafeRawBufferPointer) -> Bool {
+    func reject(_ reason: RejectReason, source: any ReadingDecoder, line: ByteView) -> Bool {
         // Counted now, in input order; reported by the merge once the jobs are past it.
         sink.count(reason)
         let place = "\(source.sourceName):\(source.lineNumber)"
@@ -372,7 +372,7 @@ private final class JobReader {
     /// the device's global id and job, or nil when the record is older than the device's previous
     /// one (to be rejected; nothing is routed).
     @inline(__always)
-    func route(_ name: UnsafeRawBufferPointer, t: Double) -> (device: Int32, job: Int)? {
+    func route(_ name: ByteView, t: Double) -> (device: Int32, job: Int)? {
         let (g, isNew) = devices.intern(name)
         if isNew {
             let j = Int(DeviceTable.fnv1a(name) % UInt64(jobs))
@@ -559,7 +559,7 @@ final class JobMerge {
                 sink.count(r.reason)
             }
             try Replay.io {
-                try r.line.withUnsafeBytes { try sink.report(r.reason, detail: r.detail, place: r.place, record: $0) }
+                try r.line.withByteView { try sink.report(r.reason, detail: r.detail, place: r.place, record: $0) }
             }
         }
         try write(through: limit, into: output)
@@ -580,7 +580,7 @@ final class JobMerge {
             guard best >= 0 else { return }
             let k = tagIndex[best]
             let start = k == 0 ? 0 : pending[best][0].tags[k - 1].end
-            pending[best][0].bytes.withUnsafeBytes { output.append(UnsafeRawBufferPointer(rebasing: $0[start..<bestTag.end])) }
+            pending[best][0].bytes.withByteView { output.append($0[start..<bestTag.end]) }
             tagIndex[best] = k + 1
             do { try output.endRecord() } catch let error as IOFailure { throw ReplayError.io(error.description) }
         }

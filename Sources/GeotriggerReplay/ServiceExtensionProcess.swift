@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import GeotriggerRuntime
 
 /// `--service-extension CMD` (SPEC §5.1): one long-lived child process (`/bin/sh -c CMD`) that
 /// rewrites `mutable-content` pushes, as a notification service extension does on iOS.
@@ -138,10 +139,7 @@ public final class ServiceExtensionProcess: NotificationServiceExtension, @unche
         // A process group of its own, so that killing it ends what the shell started too.
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(command), nil]
-        defer { for a in argv { free(a) } }
-        var child: pid_t = 0
-        let rc = posix_spawn(&child, "/bin/sh", &actions, &attributes, argv, environ)
+        let (child, rc) = SystemIO.spawn("/bin/sh", arguments: ["/bin/sh", "-c", command], &actions, &attributes)
         close(sockets[1])
         close(pipeFDs[1])
         guard rc == 0 else {

@@ -1,4 +1,5 @@
 import GeotriggerCore
+
 /// A 64-bit hash of a byte stream, fed in pieces of any size, for telling whether a file is the one
 /// a checkpoint was taken with (its checksum, and the regions, requests and the part of each input
 /// read so far). Not cryptographic: it guards against changed and torn files, not against forgery.
@@ -32,7 +33,8 @@ public struct ContentHash: Equatable, Sendable {
         state = ((state << 27) | (state >> 37)) &* 5 &+ 0x52DC_E729
     }
 
-    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ view: ByteView) {
+        let bytes = view.unsafeBytes
         var i = 0
         let n = bytes.count
         var pending = Int(length & 7)
@@ -59,7 +61,7 @@ public struct ContentHash: Equatable, Sendable {
         }
     }
 
-    package mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
+    package mutating func update(_ bytes: [UInt8]) { bytes.withByteView { update($0) } }
 
     /// The hash of everything fed so far (feeding may go on).
     public var value: UInt64 {

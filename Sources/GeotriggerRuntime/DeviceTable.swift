@@ -75,7 +75,8 @@ public final class DeviceTable {
     /// The id of `name`, adding it if new. `isNew` tells whether it was just added. The guess
     /// (the successor of the device interned last) is tried inline; the hash out of line.
     @inlinable @inline(__always)
-    package func intern(_ name: UnsafeRawBufferPointer) -> (id: Int32, isNew: Bool) {
+    package func intern(_ view: ByteView) -> (id: Int32, isNew: Bool) {
+        let name = view.unsafeBytes
         if previous >= 0 {
             let guess = successors[Int(previous)]
             if guess >= 0 && equals(Int(guess), name) {
@@ -148,7 +149,7 @@ public final class DeviceTable {
     /// The id of `name`, adding it if new.
     public func intern(_ name: String) -> Int32 {
         var name = name
-        return name.withUTF8 { intern(UnsafeRawBufferPointer($0)).id }
+        return name.withByteView { intern($0).id }
     }
 
     /// Orders timers due at the same time across devices (`TimerQueue`): the device's id unless
@@ -165,18 +166,21 @@ public final class DeviceTable {
     }
 
     /// The name's bytes; valid until the next `intern` of a new device.
-    package func withName<R>(_ id: Int32, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+    package func withName<R>(_ id: Int32, _ body: (ByteView) -> R) -> R {
         body(nameBytes(id))
     }
 
     /// The name's bytes; valid until the next `intern` of a new device.
-    package func nameBytes(_ id: Int32) -> UnsafeRawBufferPointer {
+    package func nameBytes(_ id: Int32) -> ByteView { ByteView(unsafe: nameRaw(id)) }
+
+    /// The name's bytes, for the table's own hashing and compaction.
+    func nameRaw(_ id: Int32) -> UnsafeRawBufferPointer {
         let span = names[Int(id)]
         return UnsafeRawBufferPointer(start: arena.base.map { $0 + Int(span.offset) }, count: Int(span.length))
     }
 
     public func name(_ id: Int32) -> String {
-        withName(id) { String(decoding: $0, as: UTF8.self) }
+        withName(id) { $0.string }
     }
 
     @inlinable @inline(__always)
@@ -215,7 +219,7 @@ public final class DeviceTable {
         precondition(isLive(id), "removing device \(id), which is not live")
         // Linear probing without tombstones: empty the slot, then move back each following entry
         // of the run that would no longer be found (backward-shift deletion).
-        var i = Int(truncatingIfNeeded: Self.hash(nameBytes(id))) & mask
+        var i = Int(truncatingIfNeeded: Self.hash(nameRaw(id))) & mask
         while slots[i] != id + 1 { i = (i + 1) & mask }
         slots[i] = 0
         var j = i
@@ -223,7 +227,7 @@ public final class DeviceTable {
             j = (j + 1) & mask
             let s = slots[j]
             if s == 0 { break }
-            let home = Int(truncatingIfNeeded: Self.hash(nameBytes(s - 1))) & mask
+            let home = Int(truncatingIfNeeded: Self.hash(nameRaw(s - 1))) & mask
             // Whether `home` lies cyclically in (i, j]: then the entry stays.
             let stays = i <= j ? (home > i && home <= j) : (home > i || home <= j)
             if !stays {
@@ -259,7 +263,7 @@ public final class DeviceTable {
         var fresh = PodList<UInt8>()
         fresh.reserve(max(4096, Int(arena.count) - deadBytes))
         for id in 0..<Int(names.count) where names[id].length != Self.removedSpan.length {
-            let bytes = nameBytes(Int32(id))
+            let bytes = nameRaw(Int32(id))
             names[id].offset = UInt32(fresh.count)
             fresh.append(contentsOf: bytes.assumingMemoryBound(to: UInt8.self))
         }
@@ -281,7 +285,7 @@ public final class DeviceTable {
         slots = [Int32](repeating: 0, count: size)
         mask = size - 1
         for id in 0..<Int(names.count) where names[id].length != Self.removedSpan.length {
-            var i = Int(truncatingIfNeeded: Self.hash(nameBytes(Int32(id)))) & mask
+            var i = Int(truncatingIfNeeded: Self.hash(nameRaw(Int32(id)))) & mask
             while slots[i] != 0 { i = (i + 1) & mask }
             slots[i] = Int32(id + 1)
         }
@@ -352,11 +356,11 @@ extension DeviceTable {
     /// handed to `intern` in id order (which interns it here, and may make per-device state as
     /// it does), a removed id's under a placeholder name, then the removals and the rank counter.
     public func restore(names: [[UInt8]], free: [Int32], nextRank: UInt64,
-                        intern: (UnsafeRawBufferPointer) -> Int32) throws(SnapshotError) {
+                        intern: (ByteView) -> Int32) throws(SnapshotError) {
         let removed = Set(free)
         for (id, name) in names.enumerated() {
             let bytes = removed.contains(Int32(id)) ? Self.placeholderName(Int32(id)) : name
-            guard bytes.withUnsafeBytes(intern) == Int32(id) else { throw SnapshotError("snapshot lists device \(id) twice") }
+            guard bytes.withByteView(intern) == Int32(id) else { throw SnapshotError("snapshot lists device \(id) twice") }
         }
         restoreRemovals(free: free, nextRank: nextRank)
     }

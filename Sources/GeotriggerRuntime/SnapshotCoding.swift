@@ -51,16 +51,20 @@ public struct SnapshotWriter {
     /// A signed number as a varint of its zigzag code (small magnitudes take one byte).
     public mutating func zigzag(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
 
-    package mutating func raw(_ b: UnsafeRawBufferPointer) {
+    /// Bytes another object owns: their count, then them.
+    package mutating func raw(_ b: ByteView) {
         count(b.count)
         bytes.append(contentsOf: b)
     }
 
-    package mutating func raw(_ b: [UInt8]) { b.withUnsafeBytes { raw($0) } }
+    package mutating func raw(_ b: [UInt8]) {
+        count(b.count)
+        bytes.append(contentsOf: b)
+    }
 
     public mutating func string(_ s: String) {
         var s = s
-        s.withUTF8 { raw(UnsafeRawBufferPointer($0)) }
+        s.withByteView { raw($0) }
     }
 
     /// A list: its count, then each element as `element` writes it.

@@ -81,7 +81,7 @@ struct BatchTests {
             batches += 1
         }
         for f in fixes {
-            let d = f.device.withCString { monitor.device(UnsafeRawBufferPointer(start: $0, count: strlen($0))) }
+            let d = monitor.device(f.device)
             guard batched else {
                 one(d, f)
                 continue

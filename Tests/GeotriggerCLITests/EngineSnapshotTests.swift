@@ -93,7 +93,7 @@ struct EngineSnapshotTests {
         case .control(let device, let t, let op, let line):
             let d = engine.monitor.device(device)
             guard engine.touch(device: d, t: t) == nil else { return }
-            let problem = Array(line.utf8).withUnsafeBytes {
+            let problem = Array(line.utf8).withByteView {
                 ControlRecord.apply(op, line: $0, t: t, device: d, to: engine.scheduler)
             }
             _ = problem  // some records are meant to be refused (a push without content for nothing pending)

@@ -49,7 +49,7 @@ import Testing
         for byte in UInt8(0)..<0x80 {
             for name in [[byte], [UInt8](repeating: UInt8(ascii: "a"), count: 5) + [byte] + [UInt8(ascii: "b")]] {
                 let string = String(decoding: name, as: UTF8.self)
-                let fromBytes = written { out in name.withUnsafeBytes { out.appendJSONString($0) } }
+                let fromBytes = written { out in name.withByteView { out.appendJSONString($0) } }
                 let fromValue = JSONValue.string(string).serialized()
                 #expect(fromBytes == fromValue, "byte \(byte)")
                 let back = try JSONSerialization.jsonObject(with: Data("[\(fromBytes)]".utf8)) as? [String]
@@ -104,7 +104,7 @@ import Testing
             }
             guard let text = String(validating: bytes, as: UTF8.self) else { continue }
             let out = RecordBuffer(memory: ())
-            bytes.withUnsafeBytes { out.appendJSONString($0) }
+            bytes.withByteView { out.appendJSONString($0) }
             let viaString = RecordBuffer(memory: ())
             viaString.appendJSONString(text)
             #expect(out.buffer == viaString.buffer)

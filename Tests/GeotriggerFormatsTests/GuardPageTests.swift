@@ -64,12 +64,12 @@ struct GuardPageTests {
             for ending in [[], [0x0A], [0x0D, 0x0A]] as [[UInt8]] {
                 for length in 0...bytes.count {
                     let input = Array(bytes[0..<length]) + ending
-                    let step = guarded.withBytes(input) { lent.decode(record: $0) }
+                    let step = guarded.withBytes(input) { lent.decode(record: ByteView(unsafe: $0)) }
                     let got = snapshot(lent, step)
                     // The same bytes followed by more room than any word load needs.
                     let padded = input + [UInt8](repeating: UInt8(ascii: "9"), count: 64)
                     let expected = padded.withUnsafeBytes {
-                        snapshot(roomy, roomy.decode(record: UnsafeRawBufferPointer(rebasing: $0[0..<input.count])))
+                        snapshot(roomy, roomy.decode(record: ByteView(unsafe: UnsafeRawBufferPointer(rebasing: $0[0..<input.count]))))
                     }
                     #expect(got == expected,
                             "\(String(decoding: input, as: UTF8.self))")
@@ -85,7 +85,7 @@ struct GuardPageTests {
     func readingOutlivesTheLentBytes() {
         let decoder = NDJSONDecoder(recordsNamed: "lent")
         var bytes = Array(#"{"t":1635501603,"device":"bus-7","lat":48.2,"lon":16.37}"#.utf8)
-        let step = bytes.withUnsafeBytes { decoder.decode(record: $0) }
+        let step = bytes.withByteView { decoder.decode(record: $0) }
         for i in bytes.indices { bytes[i] = 0 }
         #expect(step == .reading)
         #expect(decoder.current.deviceString == "bus-7")

@@ -56,7 +56,7 @@ func drain(_ d: any ReadingDecoder, limit: Int = 1_000_000) -> [Seen] {
 
 /// The decoders with a fast lane for plain fixes (`drainPlainFixes`).
 protocol FastLaneDecoder: ReadingDecoder {
-    func drainPlainFixes(_ body: (_ t: Double, _ device: UnsafeRawBufferPointer, _ latitude: Double,
+    func drainPlainFixes(_ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                                   _ longitude: Double, _ accuracy: Double) -> Bool)
 }
 extension NDJSONDecoder: FastLaneDecoder {}

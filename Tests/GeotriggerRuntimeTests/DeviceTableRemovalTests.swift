@@ -23,7 +23,7 @@ struct DeviceTableRemovalTests {
                 let name = "device-\(serial)-" + String(repeating: "x", count: Int(random.next() % 30))
                 serial += 1
                 var n = name
-                let (id, isNew) = n.withUTF8 { table.intern(UnsafeRawBufferPointer($0)) }
+                let (id, isNew) = n.withByteView { table.intern($0) }
                 #expect(isNew)
                 #expect(table.rank(id) >= lastRank)
                 lastRank = table.rank(id)
@@ -35,7 +35,7 @@ struct DeviceTableRemovalTests {
         #expect(table.nextRank == UInt64(serial))
         for (name, id) in live {
             var n = name
-            let (found, isNew) = n.withUTF8 { table.intern(UnsafeRawBufferPointer($0)) }
+            let (found, isNew) = n.withByteView { table.intern($0) }
             #expect(found == id && !isNew)
             #expect(table.name(id) == name)
         }
@@ -54,7 +54,7 @@ struct DeviceTableRemovalTests {
         #expect(!table.isLive(b))
         _ = table.intern("a")
         var name = "b"
-        let (id, isNew) = name.withUTF8 { table.intern(UnsafeRawBufferPointer($0)) }
+        let (id, isNew) = name.withByteView { table.intern($0) }
         #expect(isNew && id == b)
         #expect(table.rank(a) == 0 && table.rank(id) == 2)
     }

@@ -24,7 +24,7 @@ import GeotriggerCore
         let rounds = [names, names, names.shuffled(using: &rng), names, names.reversed()]
         for round in rounds {
             for name in round {
-                let (id, isNew) = name.withUnsafeBytes { table.intern($0) }
+                let (id, isNew) = name.withByteView { table.intern($0) }
                 if let known = truth[name] {
                     #expect(id == known && !isNew, "\(name)")
                 } else {

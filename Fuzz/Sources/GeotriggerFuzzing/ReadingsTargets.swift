@@ -61,7 +61,7 @@ enum ReadingsTargets {
                 let own = UnsafeMutableRawBufferPointer.allocate(byteCount: exact.count, alignment: 1)
                 defer { own.deallocate() }
                 if exact.count > 0 { own.copyMemory(from: exact) }
-                return records.decode(record: UnsafeRawBufferPointer(own))
+                return records.decode(record: ByteView(unsafe: UnsafeRawBufferPointer(own)))
             }
             if step != .end { lent.append(Step(records, step)) }
             // The plain lane takes only `{"t":` at the line's start; a space after the brace sends
@@ -69,7 +69,7 @@ enum ReadingsTargets {
             if step == .reading, line.first == UInt8(ascii: "{"), line.count < maxLine {
                 var spaced = line
                 spaced.insert(UInt8(ascii: " "), at: 1)
-                let again = spaced.withUnsafeBytes { general.decode(record: $0) }
+                let again = spaced.withByteView { general.decode(record: $0) }
                 let a = Step(records, step), b = Step(general, again)
                 findings.expect(again == .reading && a.reading == b.reading,
                                 "line \(k + 1) `\(quoted(line))`: the plain lane read \(a.reading), the general reader \(b)")
@@ -163,7 +163,7 @@ enum ReadingsTargets {
         }
 
         /// A fix the replay loop's fast lane handed over (`drainPlainFixes`).
-        init(lane d: any ReadingDecoder, t: Double, device: UnsafeRawBufferPointer, latitude: Double, longitude: Double,
+        init(lane d: any ReadingDecoder, t: Double, device: ByteView, latitude: Double, longitude: Double,
              accuracy: Double) {
             kind = "reading"
             line = d.lineNumber

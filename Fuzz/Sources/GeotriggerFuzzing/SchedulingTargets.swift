@@ -147,7 +147,7 @@ enum SchedulingTargets {
             let own = UnsafeMutableRawBufferPointer.allocate(byteCount: line.count, alignment: 1)
             defer { own.deallocate() }
             if !line.isEmpty { line.withUnsafeBytes { own.copyMemory(from: $0) } }
-            switch decoder.decode(record: UnsafeRawBufferPointer(own)) {
+            switch decoder.decode(record: ByteView(unsafe: UnsafeRawBufferPointer(own))) {
             case .end:
                 findings.expect(line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D },
                                 "line \(k + 1) `\(quoted(line))` is neither a reading, a rejection nor blank")

@@ -152,8 +152,16 @@ struct Scratch32 {
 
     /// Insertion sort of the first `n` values (n ≤ 32).
     mutating func sort(_ n: Int) {
-        withUnsafeMutableBytes(of: &storage) { raw in
-            UnsafeMutableBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: Double.self), count: n).insertionSort()
+        var i = 1
+        while i < n {
+            let v = self[i]
+            var j = i - 1
+            while j >= 0 && v < self[j] {
+                self[j + 1] = self[j]
+                j -= 1
+            }
+            self[j + 1] = v
+            i += 1
         }
     }
 

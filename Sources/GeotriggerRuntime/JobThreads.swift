@@ -3,6 +3,47 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import GeotriggerCore
+
+/// A thread running `body`, joined by `join()`.
+///
+/// `@unchecked Sendable`: `thread` is written once, by `init`, before any other thread can see
+/// the object; `join` (which reads it and sets `joined`) is called only by the thread that
+/// created it.
+package final class JobThread: @unchecked Sendable {
+    #if canImport(Darwin)
+    private var thread: pthread_t?
+    #else
+    private var thread = pthread_t()
+    #endif
+    private var joined = false
+
+    package init(_ body: @escaping @Sendable () -> Void) {
+        final class Box { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
+        let context = Unmanaged.passRetained(Box(body)).toOpaque()
+        // Returns 0 on success; failing to start a thread leaves the replay no way on.
+        let status = pthread_create(&thread, nil, { raw in
+            #if canImport(Darwin)
+            let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
+            #else
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            #endif
+            box.body()
+            return nil
+        }, context)
+        precondition(status == 0, "pthread_create failed (\(status))")
+    }
+
+    package func join() {
+        guard !joined else { return }
+        joined = true
+        #if canImport(Darwin)
+        pthread_join(thread!, nil)
+        #else
+        pthread_join(thread, nil)
+        #endif
+    }
+}
 
 /// A queue between threads that blocks: `push` waits while it holds `capacity` items, `pop`
 /// waits while it is empty. The hand-off between the replay's reader, its jobs and its merge.
@@ -11,7 +52,7 @@ import Darwin
 /// items are `Sendable`. The pthread mutex and condition variables are allocated here, owned by
 /// this object alone and destroyed once, in `deinit`. (Synchronization's `Mutex` cannot wait
 /// for a condition, hence pthreads.)
-final class JobQueue<Item: Sendable>: @unchecked Sendable {
+package final class JobQueue<Item: Sendable>: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let notEmpty = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private let notFull = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -21,7 +62,7 @@ final class JobQueue<Item: Sendable>: @unchecked Sendable {
     private var head = 0
     private let capacity: Int
 
-    init(capacity: Int = .max) {
+    package init(capacity: Int = .max) {
         self.capacity = capacity
         // Each returns 0 on success; with default attributes they cannot fail on Linux or macOS.
         pthread_mutex_init(mutex, nil)
@@ -40,7 +81,7 @@ final class JobQueue<Item: Sendable>: @unchecked Sendable {
 
     private var count: Int { items.count - head }
 
-    func push(_ item: Item) {
+    package func push(_ item: Item) {
         pthread_mutex_lock(mutex)
         while count >= capacity { pthread_cond_wait(notFull, mutex) }
         items.append(item)
@@ -48,7 +89,7 @@ final class JobQueue<Item: Sendable>: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
-    func pop() -> Item {
+    package func pop() -> Item {
         pthread_mutex_lock(mutex)
         while count == 0 { pthread_cond_wait(notEmpty, mutex) }
         let item = take()
@@ -57,7 +98,7 @@ final class JobQueue<Item: Sendable>: @unchecked Sendable {
     }
 
     /// Everything queued now, without waiting.
-    func popAll() -> [Item] {
+    package func popAll() -> [Item] {
         pthread_mutex_lock(mutex)
         var all: [Item] = []
         while count > 0 { all.append(take()) }

@@ -1,0 +1,58 @@
+import GeotriggerCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The loops around write(2) and pread(2) that every file the package writes or hashes goes
+/// through (event and reject files, checkpoints, the service extension's pipe): a system call
+/// takes a raw pointer, and this is the one place that hands it one.
+package enum SystemIO {
+    /// Writes all of `bytes` to `fd`, again after a partial write or EINTR. Returns the bytes
+    /// written and, when the system refused the rest, why (strerror).
+    package static func writeAll(_ fd: Int32, _ bytes: ByteView) -> (written: Int, failure: String?) {
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return (offset, String(cString: strerror(errno)))
+                }
+                offset += n
+            }
+            return (offset, nil)
+        }
+    }
+
+    /// Reads `fd` from byte `from` up to byte `to` in chunks of 1 MiB, handing each to `body`
+    /// (valid during the call). Returns false if the file ends before `to`; throws what
+    /// `body` throws.
+    package static func readRange(_ fd: Int32, from: Int, to: Int, _ body: (ByteView) throws -> Void) rethrows -> Bool {
+        let chunk = 1 << 20
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var at = from
+        while at < to {
+            let n = pread(fd, buffer, min(chunk, to - at), off_t(at))
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            try body(ByteView(unsafe: UnsafeRawBufferPointer(start: buffer, count: n)))
+            at += n
+        }
+        return true
+    }
+
+    /// posix_spawn(3) of `path` with `arguments` (C strings made and freed here) and the
+    /// caller's file actions and attributes, in this process's environment. Returns the child's
+    /// pid and posix_spawn's result (0, or an errno).
+    package static func spawn(_ path: String, arguments: [String], _ actions: inout posix_spawn_file_actions_t,
+                              _ attributes: inout posix_spawnattr_t) -> (pid: pid_t, status: Int32) {
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for a in argv { free(a) } }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, path, &actions, &attributes, argv, environ)
+        return (child, rc)
+    }
+}
