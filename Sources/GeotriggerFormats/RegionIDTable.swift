@@ -1,4 +1,3 @@
-import CPrefetch
 import GeotriggerRuntime
 import GeotriggerCore
 
@@ -89,7 +88,7 @@ struct RegionIDSlots {
         let ahead = 16
         for r in regions.indices {
             if r + ahead < regions.count {
-                slots.withUnsafeBufferPointer { geotrigger_prefetch($0.baseAddress! + (Int(truncatingIfNeeded: hashes[r + ahead]) & mask)) }
+                Prefetch.element(of: slots, at: Int(truncatingIfNeeded: hashes[r + ahead]) & mask)
             }
             let (slot, existing) = probe(regions[r].id, hashes[r], regions)
             if let existing { return (Int32(r), existing) }

@@ -1,5 +1,6 @@
 import GeotriggerCore
 import GeotriggerMonitoring
+import GeotriggerRuntime
 
 /// Strings as JSON string literals (quotes and escapes included) in fixed 16-byte slots: the
 /// length in the first byte, then up to 15 bytes; 0 where the literal is longer (that string
