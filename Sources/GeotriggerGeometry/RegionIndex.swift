@@ -457,7 +457,11 @@ public final class RegionIndex {
     ///
     /// Every region that `p` is inside of, or not yet beyond the exit margin of, is among them.
     /// The buffer is reused by the next call. Also sets the point the polygon tests use.
-    package func candidates(at p: Coordinate) -> UnsafeBufferPointer<Int32> {
+    package func candidates(at p: Coordinate) -> RegionCandidates {
+        RegionCandidates(unsafe: candidateBuffer(at: p))
+    }
+
+    private func candidateBuffer(at p: Coordinate) -> UnsafeBufferPointer<Int32> {
         setQueryPoint(p)
         var found = query(minX: p.longitude, minY: p.latitude, maxX: p.longitude, maxY: p.latitude)
         // Envelopes split at the antimeridian end at +180 or start at -180: a point on that line
@@ -477,7 +481,11 @@ public final class RegionIndex {
     ///
     /// Any region not returned cannot contain a point within `metres` of `p`, so a device that
     /// stays that close needs no new query.
-    package func candidates(around p: Coordinate, metres: Double) -> UnsafeBufferPointer<Int32>? {
+    package func candidates(around p: Coordinate, metres: Double) -> RegionCandidates? {
+        candidateBuffer(around: p, metres: metres).map(RegionCandidates.init(unsafe:))
+    }
+
+    private func candidateBuffer(around p: Coordinate, metres: Double) -> UnsafeBufferPointer<Int32>? {
         // Degrees that certainly cover `metres`: at least 110,000 m per degree of latitude, and
         // 111,000·cos(latitude) per degree of longitude at the box's most poleward latitude.
         let dLat = metres / 110_000
@@ -663,9 +671,9 @@ public final class RegionIndex {
     /// them), so the cache misses of a batch of tests overlap instead of coming one test at a
     /// time. Unchecked: a prefetch never faults, so even a wrong id would only waste a load.
     @inlinable @inline(__always)
-    package func warm(_ regions: UnsafeBufferPointer<Int32>) {
+    package func warm(_ regions: RegionCandidates) {
         let base = hot
-        for r in regions { geotrigger_prefetch(base + Int(r)) }
+        for r in regions.ids { geotrigger_prefetch(base + Int(r)) }
     }
 
     /// Prefetches the hot entry of region `r` (a hint: any `r` is safe).
@@ -706,4 +714,27 @@ public final class RegionIndex {
         }
         return queryPoint
     }
+}
+
+/// A query's answer (`RegionIndex.candidates`): region numbers, ascending, in a buffer the index
+/// reuses at its next query, so valid until then. A view with a name, so that the monitor reads
+/// region numbers, not pointers.
+@usableFromInline
+package struct RegionCandidates: RandomAccessCollection {
+    @usableFromInline package let ids: UnsafeBufferPointer<Int32>
+
+    /// `ids`, which their owner keeps valid while the view is used (the index's answer, or a
+    /// batch's copy of it).
+    @inlinable @inline(__always)
+    package init(unsafe ids: UnsafeBufferPointer<Int32>) { self.ids = ids }
+
+    @inlinable @inline(__always) package var startIndex: Int { 0 }
+    @inlinable @inline(__always) package var endIndex: Int { ids.count }
+    @inlinable @inline(__always) package var count: Int { ids.count }
+
+    /// The `i`th region number (unchecked, as the buffer's own subscript in a release build).
+    @inlinable @inline(__always) package subscript(i: Int) -> Int32 { ids[i] }
+
+    /// The numbers as the buffer the batch copies them from.
+    @inlinable @inline(__always) package var buffer: UnsafeBufferPointer<Int32> { ids }
 }

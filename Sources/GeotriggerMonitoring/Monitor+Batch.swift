@@ -139,7 +139,7 @@ extension Monitor {
         batch.accuracies[k] = accuracy
         batch.count = k + 1
         // The state's second line (the first was just read); the lists come in stage 1.
-        geotrigger_prefetch_write(UnsafeRawPointer(states + slot) + 64)
+        states.prefetchForWriting(slot, byteOffset: 64)
         return true
     }
 
@@ -244,7 +244,7 @@ extension Monitor {
             }
             batch.candidateStarts[k] = batch.candidates.count
             batch.candidateCounts[k] = Int32(box.count)
-            batch.candidates.append(contentsOf: box)
+            batch.candidates.append(contentsOf: box.buffer)
             index.warm(box)
         }
         // Stage 4, in the fixes' order: crossings' events, refreshes.
@@ -273,8 +273,8 @@ extension Monitor {
                 evaluate(slot, d, t, q, index.candidates(at: q.coordinate), first: stage == .firstPlain, safe: nil)
             case .refresh, .firstRefresh:
                 let from = batch.candidateStarts[k]
-                let box = from < 0 ? nil : UnsafeBufferPointer(start: batch.candidates.base.map { $0 + Int(from) },
-                                                               count: Int(batch.candidateCounts[k]))
+                let box = from < 0 ? nil : RegionCandidates(unsafe: UnsafeBufferPointer(start: batch.candidates.base.map { $0 + Int(from) },
+                                                                                         count: Int(batch.candidateCounts[k])))
                 refresh(slot, d, t, q, first: stage == .firstRefresh, batch.plans[k], candidates: box)
             case .done:
                 break

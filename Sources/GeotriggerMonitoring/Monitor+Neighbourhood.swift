@@ -62,7 +62,7 @@ extension Monitor {
 
     /// `refresh` with its plan made and the index's answer for it (`candidates(around:)`).
     func refresh(_ slot: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, first: Bool, _ plan: RefreshPlan,
-                         candidates: UnsafeBufferPointer<Int32>?) {
+                         candidates: RegionCandidates?) {
         let reach = plan.reach, centre = plan.centre
         guard let box = candidates else {
             // Near a pole or the antimeridian: the plain path.
@@ -77,7 +77,7 @@ extension Monitor {
         index.warm(box)
         let safe = evaluate(slot, d, t, q, box, first: first, safe: reach, keepBelow: reach,
                             keepAround: centre.offset > 0 ? centre.point : nil)
-        states[slot].near.assign(UnsafeBufferPointer(newNear.buffer))
+        states[slot].near.assign(newNear)
         states[slot].centrePhi = centre.phi
         states[slot].centreLambda = centre.lambda
         states[slot].centreCos = Self.cosineBound(centre.point.cosLatitude)

@@ -149,11 +149,9 @@ public final class Monitor: TimerOwner {
         case rejected(RejectReason)
     }
 
-    /// Per device, by id: a buffer owned here rather than an array, so that reading or editing one
-    /// field of a device's state never copies the whole state.
-    @exclusivity(unchecked) var states: UnsafeMutablePointer<DeviceState>
-    @exclusivity(unchecked) var stateCount = 0
-    @exclusivity(unchecked) var stateCapacity = 0
+    /// Per device, by id (`DeviceStates`).
+    @exclusivity(unchecked) var states = DeviceStates()
+    var stateCount: Int { @inline(__always) get { states.count } }
     @exclusivity(unchecked) @usableFromInline var timers = TimerQueue<Timer>()
     /// The first fix's time: `DeviceState.centreTakenAt` counts from it.
     @exclusivity(unchecked) var timeOrigin = Double.nan
@@ -231,7 +229,6 @@ public final class Monitor: TimerOwner {
         self.index = index
         self.options = options
         self.devices = devices
-        states = Self.allocateStates(0)
         silenced = index.regions.map(Self.silencedKinds)
         anySilenced = silenced.contains { $0 != 0 }
         givenPositions = index.givenPositions
@@ -239,12 +236,10 @@ public final class Monitor: TimerOwner {
     }
 
     deinit {
-        for i in 0..<stateCount {
-            states[i].near.free()
-            states[i].visits.free()
+        states.free { state in
+            state.near.free()
+            state.visits.free()
         }
-        states.deinitialize(count: stateCount)
-        UnsafeMutableRawPointer(states).deallocate()
         scratch.free()
         entryTimes.free()
         newNear.free()
@@ -326,11 +321,6 @@ public final class Monitor: TimerOwner {
     }
 
 
-    static func allocateStates(_ capacity: Int) -> UnsafeMutablePointer<DeviceState> {
-        UnsafeMutableRawPointer.allocate(byteCount: max(1, capacity) * MemoryLayout<DeviceState>.stride, alignment: 64)
-            .bindMemory(to: DeviceState.self, capacity: capacity)
-    }
-
     /// The slot of a device id handed in from outside (ids come from `device(_:)`).
     @inline(__always)
     func checked(_ d: Int32) -> Int {
@@ -338,18 +328,7 @@ public final class Monitor: TimerOwner {
         return Int(d)
     }
 
-    func appendState() {
-        if stateCount == stateCapacity {
-            let capacity = max(64, stateCapacity + stateCapacity / 2)
-            let grown = Self.allocateStates(capacity)
-            grown.moveInitialize(from: states, count: stateCount)
-            UnsafeMutableRawPointer(states).deallocate()
-            states = grown
-            stateCapacity = capacity
-        }
-        (states + stateCount).initialize(to: DeviceState())
-        stateCount += 1
-    }
+    func appendState() { states.append(DeviceState()) }
 
     /// The device's state slot, adding one for a new device.
     @inline(__always)
@@ -380,10 +359,7 @@ public final class Monitor: TimerOwner {
         let n3 = devices.successor(of: n2)
         guard n3 >= 0 && Int(n3) < stateCount else { return }
         // A state spans two or three lines.
-        let later = UnsafeRawPointer(states + Int(n3))
-        geotrigger_prefetch_write(later)
-        geotrigger_prefetch_write(later + 64)
-        geotrigger_prefetch_write(later + (MemoryLayout<DeviceState>.stride - 1))
+        states.prefetchForWriting(Int(n3))
         devices.prefetchName(n3)
     }
 
@@ -567,7 +543,7 @@ public final class Monitor: TimerOwner {
     ///   smallest clearance of any candidate tested.
     /// - keepBelow: candidates whose clearance is below it are added to `newNear`.
     @discardableResult
-    func evaluate(_ slot: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, _ candidates: UnsafeBufferPointer<Int32>,
+    func evaluate(_ slot: Int, _ d: Int32, _ t: Double, _ q: GeoPoint, _ candidates: RegionCandidates,
                           first: Bool, safe limit: Double?, keepBelow: Double = 0, keepAround: GeoPoint? = nil) -> Double {
         var safe = limit ?? 0
         let tracking = limit != nil

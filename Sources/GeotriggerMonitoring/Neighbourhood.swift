@@ -1,6 +1,7 @@
 import CBoxes
 import CPrefetch
 import GeotriggerCore
+import GeotriggerRuntime
 
 /// A device's neighbourhood (`Monitor`'s fast path): the regions whose boundary lay within the
 /// reach of where it was taken, in region order, each with the odometer reading at which it must
@@ -58,7 +59,11 @@ struct Neighbourhood {
         return Monitor.NearRegion.region(ofKey: keys[16 * b + min(due.trailingZeroBitCount, last)])
     }
 
+    /// `list`'s entries (the neighbourhood a refresh collected), which must be in region order.
+    mutating func assign(_ list: PodList<Monitor.NearRegion>) { assign(UnsafeBufferPointer(list.buffer)) }
+
     /// Replaces the contents with `entries`, which must be in region order.
+
     mutating func assign(_ entries: UnsafeBufferPointer<Monitor.NearRegion>) {
         let n = entries.count
         count = 0
