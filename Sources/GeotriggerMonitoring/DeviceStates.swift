@@ -4,13 +4,18 @@ extension Monitor {
     /// Every device's `DeviceState`, by device id, in one buffer the monitor owns: reading or
     /// editing one field of a device's state touches that field alone (an array would check its
     /// uniqueness, a class per device would add a pointer to follow). Grows by half; the monitor
-    /// frees it in its `deinit` (`free`).
+    /// frees it in its `deinit` (`free`). Nothing is allocated before the first device.
     struct DeviceStates {
-        private var base: UnsafeMutablePointer<DeviceState>
+        private var storage: UnsafeMutablePointer<DeviceState>?
         private(set) var count = 0
         private var capacity = 0
 
-        init() { base = Self.allocate(0) }
+        init() {}
+
+        /// The buffer; only read for a slot below `count`, so there is one.
+        private var base: UnsafeMutablePointer<DeviceState> {
+            @inline(__always) get { storage.unsafelyUnwrapped }
+        }
 
         /// Device `slot`'s state, in place.
         subscript(slot: Int) -> DeviceState {
@@ -21,9 +26,11 @@ extension Monitor {
         mutating func append(_ state: DeviceState) {
             if count == capacity {
                 let grown = Self.allocate(max(64, capacity + capacity / 2))
-                grown.moveInitialize(from: base, count: count)
-                UnsafeMutableRawPointer(base).deallocate()
-                base = grown
+                if let storage {
+                    grown.moveInitialize(from: storage, count: count)
+                    UnsafeMutableRawPointer(storage).deallocate()
+                }
+                storage = grown
                 capacity = max(64, capacity + capacity / 2)
             }
             (base + count).initialize(to: state)
@@ -47,17 +54,18 @@ extension Monitor {
 
         /// Hands each state to `release` (what it holds of its own), then frees them all.
         mutating func free(_ release: (inout DeviceState) -> Void) {
-            for i in 0..<count { release(&base[i]) }
-            base.deinitialize(count: count)
-            UnsafeMutableRawPointer(base).deallocate()
+            guard let storage else { return }
+            for i in 0..<count { release(&storage[i]) }
+            storage.deinitialize(count: count)
+            UnsafeMutableRawPointer(storage).deallocate()
+            self.storage = nil
             count = 0
             capacity = 0
-            base = Self.allocate(0)
         }
 
         private static func allocate(_ capacity: Int) -> UnsafeMutablePointer<DeviceState> {
-            UnsafeMutableRawPointer.allocate(byteCount: max(1, capacity) * MemoryLayout<DeviceState>.stride, alignment: 64)
-                .bindMemory(to: DeviceState.self, capacity: max(1, capacity))
+            UnsafeMutableRawPointer.allocate(byteCount: capacity * MemoryLayout<DeviceState>.stride, alignment: 64)
+                .bindMemory(to: DeviceState.self, capacity: capacity)
         }
     }
 }
