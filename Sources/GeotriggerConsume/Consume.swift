@@ -686,11 +686,6 @@ private final class RejectsTopic: RecordSink {
 
     /// Lines without a key (none is written so: rejections come through `write(record:key:)`).
     func write(_ records: ByteView) throws {
-        var start = 0
-        for (k, byte) in records.enumerated() where byte == UInt8(ascii: "\n") {
-            try write(record: records[start..<k], key: nil)
-            start = k + 1
-        }
-        if start < records.count { try write(record: records[start..<records.count], key: nil) }
+        try forEachRecord(in: records) { try write(record: $0, key: nil) }
     }
 }

@@ -37,6 +37,13 @@ public struct ByteView: RandomAccessCollection, @unchecked Sendable {
         return ByteView(unsafe: UnsafeRawBufferPointer(rebasing: raw[bounds]))
     }
 
+    /// The bytes in place, so that `Array.append(contentsOf:)`, `Array(view)` and other bulk
+    /// copies are one copy, not a checked read a byte.
+    @inlinable @inline(__always)
+    public func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+        try body(raw.assumingMemoryBound(to: UInt8.self))
+    }
+
     /// The bytes as UTF-8 text (invalid sequences replaced).
     public var string: String { String(decoding: raw, as: UTF8.self) }
 

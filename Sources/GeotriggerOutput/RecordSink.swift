@@ -28,6 +28,17 @@ extension RecordSink {
         let line = Array(record) + [UInt8(ascii: "\n")]
         try line.withByteView { try write($0) }
     }
+
+    /// Each record of `records` (whole lines) without its newline, for a sink that takes them one
+    /// at a time; a last piece without a newline is a record too.
+    public func forEachRecord(in records: ByteView, _ body: (ByteView) throws -> Void) rethrows {
+        var start = 0
+        for (k, byte) in records.enumerated() where byte == UInt8(ascii: "\n") {
+            try body(records[start..<k])
+            start = k + 1
+        }
+        if start < records.count { try body(records[start..<records.count]) }
+    }
 }
 
 /// An I/O failure: reported with exit status 74.
@@ -55,11 +66,6 @@ public final class RecordCallback: RecordSink {
     public func write(_ records: ByteView) {
         length += records.count
         // One record per call (`blockSize` 0); split anyway, should a caller flush several.
-        var start = 0
-        for (k, byte) in records.enumerated() where byte == UInt8(ascii: "\n") {
-            body(records[start..<k])
-            start = k + 1
-        }
-        if start < records.count { body(records[start..<records.count]) }
+        forEachRecord(in: records, body)
     }
 }

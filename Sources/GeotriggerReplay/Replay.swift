@@ -36,6 +36,7 @@ public struct EngineConfiguration: Sendable {
 
 /// Everything `geotrigger replay` needs, as plain values (the CLI fills it from its flags): the
 /// engine's configuration (its fields are also reachable here by name) and the replay's own.
+@dynamicMemberLookup
 public struct ReplayConfiguration: Sendable {
     public var engine: EngineConfiguration
     /// Files to read; empty or `-` means standard input.
@@ -65,45 +66,10 @@ public struct ReplayConfiguration: Sendable {
     public init(engine: EngineConfiguration) { self.engine = engine }
     public init(regionsPath: String) { engine = EngineConfiguration(regionsPath: regionsPath) }
 
-    public var regionsPath: String {
-        get { engine.regionsPath }
-        set { engine.regionsPath = newValue }
-    }
-    public var requestsPath: String? {
-        get { engine.requestsPath }
-        set { engine.requestsPath = newValue }
-    }
-    public var hysteresis: Hysteresis {
-        get { engine.hysteresis }
-        set { engine.hysteresis = newValue }
-    }
-    public var tree: SpatialIndexKind {
-        get { engine.tree }
-        set { engine.tree = newValue }
-    }
-    public var monitor: MonitorOptions {
-        get { engine.monitor }
-        set { engine.monitor = newValue }
-    }
-    public var beacons: BeaconOptions {
-        get { engine.beacons }
-        set { engine.beacons = newValue }
-    }
-    public var until: Double? {
-        get { engine.until }
-        set { engine.until = newValue }
-    }
-    public var strict: Bool {
-        get { engine.strict }
-        set { engine.strict = newValue }
-    }
-    public var echoProperties: Bool {
-        get { engine.echoProperties }
-        set { engine.echoProperties = newValue }
-    }
-    public var reportedRejectLimit: Int {
-        get { engine.reportedRejectLimit }
-        set { engine.reportedRejectLimit = newValue }
+    /// The engine's fields by name (`config.monitor`, `config.strict`, …).
+    public subscript<T>(dynamicMember field: WritableKeyPath<EngineConfiguration, T>) -> T {
+        get { engine[keyPath: field] }
+        set { engine[keyPath: field] = newValue }
     }
 }
 

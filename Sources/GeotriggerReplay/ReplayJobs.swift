@@ -125,11 +125,14 @@ private final class JobRun {
         try merge.drain(done, into: output, replay: replay)
     }
 
-    /// Returns false when `--strict` stops the run here.
-    func reject(_ reason: RejectReason, source: any ReadingDecoder, line: ByteView) -> Bool {
+    /// Where the record just read stands in the input: `FILE:LINE`.
+    var currentPlace: String { "\(merged.currentSource.sourceName):\(merged.currentSource.lineNumber)" }
+
+    /// The record just read is rejected (`line`: its bytes); false when `--strict` stops the run.
+    func reject(_ reason: RejectReason, line: ByteView) -> Bool {
         // Counted now, in input order; reported by the merge once the jobs are past it.
         sink.count(reason)
-        let place = "\(source.sourceName):\(source.lineNumber)"
+        let place = currentPlace
         if sink.strict {
             merge.readerStop = (rd.seq, "\(place): \(RejectSink.message(reason, nil))")
             return false
@@ -211,7 +214,7 @@ private final class JobRun {
             }
             if rd.laneRejected {
                 rd.laneRejected = false
-                if !reject(.outOfOrder, source: merged.currentSource, line: merged.rejectedLine) { break readLoop }
+                if !reject(.outOfOrder, line: merged.rejectedLine) { break readLoop }
                 rd.counted()
             }
             guard try betweenRecords() else { break readLoop }
@@ -220,7 +223,7 @@ private final class JobRun {
                 break readLoop
             case .rejected(let reason):
                 rd.seq += 1
-                if !reject(reason, source: merged.currentSource, line: merged.rejectedLine) { break readLoop }
+                if !reject(reason, line: merged.rejectedLine) { break readLoop }
             case .reading:
                 rd.seq += 1
                 guard route(merged.current) else { break readLoop }
@@ -233,13 +236,12 @@ private final class JobRun {
     /// A decoded reading to its job (a region record to every job); false when `--strict` stops
     /// the run at it.
     func route(_ r: Reading) -> Bool {
-        let place = { [merged] in "\(merged.currentSource.sourceName):\(merged.currentSource.lineNumber)" }
         if r.kind == .control && r.op.isRegionChange {
             // A region record reaches every job at its place in the input: each applies it
             // to its own index and devices (job 0 reports it if it is refused; every job
             // decides alike). It moves the stream clock as any reading does.
             if config.strict { snapshots[rd.seq] = replay.statistics }
-            let control = JobControl(op: r.op, line: Array(r.line), place: place())
+            let control = JobControl(op: r.op, line: Array(r.line), place: currentPlace)
             for k in 0..<jobs {
                 var item = JobItem(kind: .region, seq: rd.seq, t: r.t)
                 item.control = Int32(rd.batches[k].controls.count)
@@ -252,7 +254,7 @@ private final class JobRun {
             return true
         }
         guard let (g, j) = rd.route(r.device, t: r.t) else {
-            return reject(.outOfOrder, source: merged.currentSource, line: r.line)
+            return reject(.outOfOrder, line: r.line)
         }
         var item = JobItem(kind: .fix, device: g, seq: rd.seq, t: r.t)
         switch r.kind {
@@ -269,7 +271,7 @@ private final class JobRun {
             if config.strict { snapshots[rd.seq] = replay.statistics }
             item.kind = .control
             item.control = Int32(rd.batches[j].controls.count)
-            rd.batches[j].controls.append(JobControl(op: r.op, line: Array(r.line), place: place()))
+            rd.batches[j].controls.append(JobControl(op: r.op, line: Array(r.line), place: currentPlace))
             replay.tally.controls += 1
         }
         rd.batches[j].items.append(item)
