@@ -521,6 +521,7 @@ public final class RegionIndex {
         while k < found.count && found[k - 1] < found[k] { k += 1 }
         // Strictly ascending: no repeats either.
         if k >= found.count { return UnsafeBufferPointer(found) }
+        var found = found
         found.smallSort()
         var unique = 0
         for k in 0..<found.count where unique == 0 || found[unique - 1] != found[k] {

@@ -522,7 +522,10 @@ public final class Monitor: TimerOwner {
     /// Reports the fix's held events in the regions' given order (timers armed in that order
     /// too, so timers due together fire as they would have).
     func reportHeld(_ d: Int32, _ t: Double) {
-        if held.count > 1 { held.buffer.insertionSort { $0.order < $1.order } }
+        if held.count > 1 {
+            var list = held.buffer
+            list.insertionSort { $0.order < $1.order }
+        }
         for k in 0..<Int(held.count) {
             let e = held[k]
             if e.isEnter {

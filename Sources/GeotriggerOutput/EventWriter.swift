@@ -106,7 +106,7 @@ public final class EventWriter: RegionEventTableReader {
         let slot = ids.slot(Int(e.region))
         // Plain events, the stream's bulk, are written as one record into reserved room.
         guard e.beacon == nil, e.proximity == nil, e.reason == nil, echoedProperties == nil,
-              slot.pointee != 0, name.count <= 64
+              slot.length != 0, name.count <= 64
         else { return regionEventInFull(e) }
         o.appendRecord(maximum: 200 + 6 * 64 + EventID.maximumLength) { c in
             if let id = nextID { c.putOpening(id) } else { c.put("{\"t\":") }

@@ -1,43 +1,15 @@
 import GeotriggerCore
 
-/// A write position inside a span of an `RecordBuffer`'s buffer that `appendRecord(maximum:_:)` has
-/// reserved: the pieces of a record are stored with no bounds check and no count update each.
-/// Each `put` documents the most bytes it can store; the caller reserves their sum.
-public struct RecordCursor {
-    @usableFromInline var p: UnsafeMutablePointer<UInt8>
-
-    @usableFromInline init(_ p: UnsafeMutablePointer<UInt8>) { self.p = p }
-
-    /// A literal: its length.
-    @inline(__always)
-    public mutating func put(_ s: StaticString) {
-        p.initialize(from: s.utf8Start, count: s.utf8CodeUnitCount)
-        p += s.utf8CodeUnitCount
-    }
-
-    /// One byte.
-    @inline(__always)
-    public mutating func put(_ b: UInt8) {
-        p.pointee = b
-        p += 1
-    }
-
-    /// Raw bytes: their count.
-    @inline(__always)
-    package mutating func put(bytes: UnsafeRawBufferPointer) {
-        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
-        p.initialize(from: source.assumingMemoryBound(to: UInt8.self), count: bytes.count)
-        p += bytes.count
-    }
-
+/// The JSON pieces of a record, written through a `RecordCursor`'s stores: strings escaped per
+/// RFC 8259, numbers without `String` building, the region-id slots of `IDSlots`.
+extension RecordCursor {
     /// A slot of `IDSlots` (a literal of at most 15 bytes): its length. Stores 15 bytes whatever
     /// the length, as two overlapping words; the cursor moves on by the length.
     @inline(__always)
-    mutating func putSlot(_ slot: UnsafePointer<UInt8>) {
-        let from = UnsafeRawPointer(slot), to = UnsafeMutableRawPointer(p)
-        to.storeBytes(of: from.loadUnaligned(fromByteOffset: 1, as: UInt64.self), as: UInt64.self)
-        to.storeBytes(of: from.loadUnaligned(fromByteOffset: 8, as: UInt64.self), toByteOffset: 7, as: UInt64.self)
-        p += Int(slot.pointee)
+    mutating func putSlot(_ slot: IDSlot) {
+        setWord((slot.low >> 8) | (slot.high << 56), at: 0)
+        setWord(slot.high, at: 7)
+        advance(slot.length)
     }
 
     /// `bytes` (UTF-8) as a JSON string literal, escaped per RFC 8259: at most 6n + 2 bytes.
@@ -46,48 +18,35 @@ public struct RecordCursor {
     /// (`PlainLine`'s byte tests); anything else, or anything needing an escape, takes the
     /// byte loop.
     @inline(__always)
-    package mutating func putJSONString(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func putJSONString(_ bytes: ByteView) {
         let n = bytes.count
-        if n >= 4 && n <= 16, let b = bytes.baseAddress {
-            if n >= 8 ? putPlain(b, n, as: UInt64.self) : putPlain(b, n, as: UInt32.self) { return }
+        if n >= 4 && n <= 16 {
+            if n >= 8 ? putPlain(bytes, as: UInt64.self) : putPlain(bytes, as: UInt32.self) { return }
         }
         putJSONStringEscaping(bytes)
     }
-
-    /// A name or other bytes another object owns, as a JSON string literal: at most 6n + 2 bytes.
-    @inline(__always)
-    package mutating func putJSONString(_ bytes: ByteView) { putJSONString(bytes.unsafeBytes) }
-
-    /// Bytes another object owns, as they are: their count.
-    @inline(__always)
-    package mutating func put(bytes: ByteView) { put(bytes: bytes.unsafeBytes) }
 
     /// A String as a JSON string literal: native and small strings lend their bytes without a
     /// copy of the String, others are copied once. At most 6n + 2 bytes for n UTF-8 bytes.
     @inline(__always)
     public mutating func putJSONString(_ s: borrowing String) {
-        if let done: Void = s.utf8.withContiguousStorageIfAvailable({ putJSONString(UnsafeRawBufferPointer($0)) }) {
-            return done
-        }
-        var copy = copy s
-        copy.withUTF8 { putJSONString(UnsafeRawBufferPointer($0)) }
+        RecordCursor.withBytes(of: s) { putJSONString($0) }
     }
 
-    /// Writes the `n` bytes at `b` quoted, as two overlapping words of type `W` (n is between
-    /// its size and twice it), if none needs an escape; returns whether it did.
+    /// Writes `bytes` quoted, as two overlapping words of type `W` (their count is between its
+    /// size and twice it), if none needs an escape; returns whether it did.
     @inline(__always)
-    private mutating func putPlain<W: FixedWidthInteger & UnsignedInteger>(_ b: UnsafeRawPointer, _ n: Int,
-                                                                          as: W.Type) -> Bool {
-        let size = MemoryLayout<W>.size
-        let a = b.loadUnaligned(as: W.self), c = b.loadUnaligned(fromByteOffset: n - size, as: W.self)
+    private mutating func putPlain<W: FixedWidthInteger & UnsignedInteger>(_ bytes: ByteView, as: W.Type) -> Bool {
+        let n = bytes.count, size = MemoryLayout<W>.size
+        let (a, c) = RecordCursor.edgeWords(of: bytes, as: W.self)
         let special = size == 8 ? Self.needsEscape(UInt64(a)) | Self.needsEscape(UInt64(c))
                                 : Self.needsEscape(UInt64(a) | UInt64(c) << 32)
         guard special == 0 else { return false }
-        p[0] = UInt8(ascii: "\"")
-        UnsafeMutableRawPointer(p + 1).storeBytes(of: a, as: W.self)
-        UnsafeMutableRawPointer(p + 1 + n - size).storeBytes(of: c, as: W.self)
-        p[n + 1] = UInt8(ascii: "\"")
-        p += n + 2
+        set(UInt8(ascii: "\""), at: 0)
+        setWord(a, at: 1)
+        setWord(c, at: 1 + n - size)
+        set(UInt8(ascii: "\""), at: n + 1)
+        advance(n + 2)
         return true
     }
 
@@ -101,7 +60,7 @@ public struct RecordCursor {
     }
 
     @inline(never)
-    mutating func putJSONStringEscaping(_ bytes: UnsafeRawBufferPointer) {
+    mutating func putJSONStringEscaping(_ bytes: ByteView) {
         put(UInt8(ascii: "\""))
         for b in bytes {
             if JSONEscape.needed(b) {
@@ -112,7 +71,6 @@ public struct RecordCursor {
         }
         put(UInt8(ascii: "\""))
     }
-
 
     /// A finite number with two decimals (centimetres for distances), `null` otherwise: at most
     /// 24 bytes. Rounds half away from zero, as `rounded()` does.
@@ -130,10 +88,10 @@ public struct RecordCursor {
         if x < 0 && v != 0 { put(UInt8(ascii: "-")) }
         putDecimal(v / 100)
         let cents = v % 100
-        p[0] = UInt8(ascii: ".")
-        p[1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: cents / 10)
-        p[2] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: cents % 10)
-        p += 3
+        set(UInt8(ascii: "."), at: 0)
+        set(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: cents / 10), at: 1)
+        set(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: cents % 10), at: 2)
+        advance(3)
     }
 
     /// A decimal integer: at most 20 bytes.
@@ -144,7 +102,7 @@ public struct RecordCursor {
     }
 
     /// The digits of `v`: counted by comparison (no division), then written last first, two at a
-    /// time from a table of "00" to "99" (one division by 100 a pair instead of two by 10).
+    /// time (one division by 100 a pair instead of two by 10; a pair's digits by multiplication).
     @inline(__always)
     mutating func putDecimal(_ v: UInt64) {
         guard v < 100_000_000 else { return putDecimalLong(v) }
@@ -152,20 +110,16 @@ public struct RecordCursor {
             : v < 1_000_000 ? 6 : v < 10_000_000 ? 7 : 8
         var rest = UInt32(truncatingIfNeeded: v)
         var k = digits
-        let pairs = RecordCursor.digitPairs.utf8Start
         while k >= 2 {
-            let pair = Int(rest % 100)
+            let pair = rest % 100
             rest /= 100
             k -= 2
-            p[k] = pairs[2 * pair]
-            p[k + 1] = pairs[2 * pair + 1]
+            set(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: pair / 10), at: k)
+            set(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: pair % 10), at: k + 1)
         }
-        if k == 1 { p[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest) }
-        p += digits
+        if k == 1 { set(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest), at: 0) }
+        advance(digits)
     }
-
-    /// "00" to "99" back to back.
-    static let digitPairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
     @inline(never)
     mutating func putDecimalLong(_ v: UInt64) {
@@ -179,82 +133,23 @@ public struct RecordCursor {
         var k = digits
         repeat {
             k -= 1
-            p[k] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+            set(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10), at: k)
             rest /= 10
         } while k > 0
-        p += digits
+        advance(digits)
     }
 }
 
 /// Byte-level JSON pieces for output written on the hot path (no `String` building per event).
 extension RecordBuffer {
-    /// Writes one record of at most `maximum` bytes straight into the buffer through a cursor.
-    @inline(__always)
-    public func appendRecord(maximum: Int, _ body: (inout RecordCursor) -> Void) {
-        appendDirect(maximum: maximum) { start in
-            var cursor = RecordCursor(start)
-            body(&cursor)
-            return cursor.p - start
-        }
-    }
-
-    /// Appends `bytes` (UTF-8) as a JSON string literal, escaping per RFC 8259.
-    package func appendJSONString(_ bytes: UnsafeRawBufferPointer) {
+    /// Appends a name or other bytes another object owns as a JSON string literal, escaping per
+    /// RFC 8259.
+    package func appendJSONString(_ bytes: ByteView) {
         appendRecord(maximum: 6 * bytes.count + 2) { $0.putJSONString(bytes) }
     }
 
-    /// Appends a name or other bytes another object owns as a JSON string literal.
-    package func appendJSONString(_ bytes: ByteView) { appendJSONString(bytes.unsafeBytes) }
-
     public func appendJSONString(_ s: borrowing String) {
         appendRecord(maximum: 6 * s.utf8.count + 2) { $0.putJSONString(s) }
-    }
-
-    /// An RFC 3339 UTC time with milliseconds, quoted, at `cursor`: at most 34 bytes.
-    @inline(__always)
-    public func putTime(_ t: Double, _ cursor: inout RecordCursor) {
-        let slot = Self.timeSlot(t)
-        if !(timeKeys[slot] == t) { formatTime(t, slot) }
-        let bytes = timeBytes + 32 * slot
-        let n = Int(bytes[31])
-        cursor.put(UInt8(ascii: "\""))
-        if n == 24 {
-            // The usual width, as three words.
-            let from = UnsafeRawPointer(bytes), to = UnsafeMutableRawPointer(cursor.p)
-            to.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
-            to.storeBytes(of: from.loadUnaligned(fromByteOffset: 8, as: UInt64.self), toByteOffset: 8, as: UInt64.self)
-            to.storeBytes(of: from.loadUnaligned(fromByteOffset: 16, as: UInt64.self), toByteOffset: 16, as: UInt64.self)
-            cursor.p += 24
-        } else {
-            cursor.put(bytes: UnsafeRawBufferPointer(start: bytes, count: n))
-        }
-        cursor.put(UInt8(ascii: "\""))
-    }
-
-    /// The cache slot of `t`: the top ten bits of its bit pattern times a large odd constant.
-    /// Consecutive whole seconds near 2023's land about 440 slots apart, and 1,024 consecutive
-    /// seconds fill 876 slots.
-    @inline(__always)
-    static func timeSlot(_ t: Double) -> Int {
-        Int(truncatingIfNeeded: (t.bitPattern &* 0x9E37_79B9_7F4A_7C15) >> 54)
-    }
-
-    /// Formats `t` into `slot` (at most 29 bytes: 24 for years 0…9999).
-    @inline(never)
-    private func formatTime(_ t: Double, _ slot: Int) {
-        let bytes = timeBytes + 32 * slot
-        var n = RFC3339.format24(t, to: bytes, days: &dayCache)
-        if n == 0 {
-            // Not finite, or a year beyond 0…9999: at most 29 bytes. Defensive only: input times
-            // are held to `InputLimits.timeIsWritable` (years 0001–9999 once rounded) where they
-            // are read, and every time written derives from them without passing the clock.
-            var spelled: [UInt8] = []
-            RFC3339.format(t, into: &spelled)
-            n = min(31, spelled.count)
-            for k in 0..<n { bytes[k] = spelled[k] }
-        }
-        bytes[31] = UInt8(n)
-        timeKeys[slot] = t
     }
 
     /// Appends an RFC 3339 UTC time with milliseconds, quoted.
@@ -280,14 +175,14 @@ extension RecordBuffer {
         appendInteger(v / scale)
         guard decimals > 0 else { return }
         // The point and the fraction's digits, least significant written first.
-        appendDirect(maximum: decimals + 1) { out in
-            out[0] = UInt8(ascii: ".")
+        appendRecord(maximum: decimals + 1) { c in
+            c.set(UInt8(ascii: "."), at: 0)
             var fraction = v % scale
             for k in stride(from: decimals, to: 0, by: -1) {
-                out[k] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction % 10)
+                c.set(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction % 10), at: k)
                 fraction /= 10
             }
-            return decimals + 1
+            c.advance(decimals + 1)
         }
     }
 

@@ -7,7 +7,9 @@ import GeotriggerCore
 /// `consume` partition's, which go to Kafka by the batch.
 ///
 /// Raw storage, so an append is a bounds check and a store (no array uniqueness check or
-/// reference count).
+/// reference count); a record formatted in place writes through a `RecordCursor` into room
+/// reserved for it. This file is the one that touches the buffer's memory: the formatting of
+/// JSON pieces (`JSONWriting`) and of events (`EventWriter`) goes through the cursor's stores.
 public final class RecordBuffer {
     /// Where the records go; nil: held here.
     public let sink: (any RecordSink)?
@@ -68,7 +70,10 @@ public final class RecordBuffer {
     public var written: Int { sink?.length ?? 0 }
 
     /// The pending bytes (a copy).
-    package var buffer: [UInt8] { Array(UnsafeBufferPointer(start: storage, count: count)) }
+    package var buffer: [UInt8] { Array(pending) }
+
+    /// The pending bytes as a view, valid until the next append or flush.
+    private var pending: ByteView { ByteView(unsafe: UnsafeRawBufferPointer(start: storage, count: count)) }
 
     /// The bytes appended since the last call; the buffer starts again empty.
     public func takeBytes() -> [UInt8] {
@@ -79,7 +84,7 @@ public final class RecordBuffer {
 
     /// The pending bytes, in place (a memory output's events, produced one by one).
     package func withPending<R>(_ body: (ByteView) throws -> R) rethrows -> R {
-        try body(ByteView(unsafe: UnsafeRawBufferPointer(start: storage, count: count)))
+        try body(pending)
     }
 
     /// Forgets the pending bytes (a memory output, once they are handed on).
@@ -127,7 +132,7 @@ public final class RecordBuffer {
     }
 
     @inline(__always)
-    package func append(_ bytes: UnsafeRawBufferPointer) {
+    private func append(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         reserve(bytes.count)
         (storage + count).initialize(from: source.assumingMemoryBound(to: UInt8.self), count: bytes.count)
@@ -142,19 +147,21 @@ public final class RecordBuffer {
         bytes.withUnsafeBytes { append($0) }
     }
 
+    /// Writes one record of at most `maximum` bytes straight into the buffer through a cursor.
+    @inline(__always)
+    public func appendRecord(maximum: Int, _ body: (inout RecordCursor) -> Void) {
+        reserve(maximum)
+        let start = storage + count
+        var cursor = RecordCursor(start, room: maximum)
+        body(&cursor)
+        count += cursor.p - start
+    }
+
     /// Appends what `write` puts in an array (for JSON values, off the hot path).
     public func append(writing write: (inout [UInt8]) -> Void) {
         var bytes: [UInt8] = []
         write(&bytes)
         append(bytes)
-    }
-
-    /// Writes up to `maximum` bytes straight into the buffer: `body` stores them from the pointer
-    /// it gets and returns how many it stored.
-    @inline(__always)
-    func appendDirect(maximum: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
-        reserve(maximum)
-        count += body(storage + count)
     }
 
     /// One whole record given at once (`line`, without its newline), with the key a sink of
@@ -186,8 +193,147 @@ public final class RecordBuffer {
     /// Hands the pending records to the sink (a held buffer keeps them).
     public func flush() throws {
         guard let sink, count > 0 else { return }
-        if keepsCopy { copy.append(contentsOf: UnsafeBufferPointer(start: storage, count: count)) }
+        if keepsCopy { copy.append(contentsOf: pending) }
         defer { count = 0 }
-        try sink.write(ByteView(unsafe: UnsafeRawBufferPointer(start: storage, count: count)))
+        try sink.write(pending)
+    }
+}
+
+extension RecordBuffer {
+    /// An RFC 3339 UTC time with milliseconds, quoted, at `cursor`: at most 34 bytes.
+    @inline(__always)
+    public func putTime(_ t: Double, _ cursor: inout RecordCursor) {
+        let slot = Self.timeSlot(t)
+        if !(timeKeys[slot] == t) { formatTime(t, slot) }
+        let bytes = timeBytes + 32 * slot
+        let n = Int(bytes[31])
+        cursor.put(UInt8(ascii: "\""))
+        cursor.check(n)
+        if n == 24 {
+            // The usual width, as three words.
+            let from = UnsafeRawPointer(bytes), to = UnsafeMutableRawPointer(cursor.p)
+            to.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
+            to.storeBytes(of: from.loadUnaligned(fromByteOffset: 8, as: UInt64.self), toByteOffset: 8, as: UInt64.self)
+            to.storeBytes(of: from.loadUnaligned(fromByteOffset: 16, as: UInt64.self), toByteOffset: 16, as: UInt64.self)
+            cursor.p += 24
+        } else {
+            cursor.put(bytes: ByteView(unsafe: UnsafeRawBufferPointer(start: bytes, count: n)))
+        }
+        cursor.put(UInt8(ascii: "\""))
+    }
+
+    /// The cache slot of `t`: the top ten bits of its bit pattern times a large odd constant.
+    /// Consecutive whole seconds near 2023's land about 440 slots apart, and 1,024 consecutive
+    /// seconds fill 876 slots.
+    @inline(__always)
+    static func timeSlot(_ t: Double) -> Int {
+        Int(truncatingIfNeeded: (t.bitPattern &* 0x9E37_79B9_7F4A_7C15) >> 54)
+    }
+
+    /// Formats `t` into `slot` (at most 29 bytes: 24 for years 0…9999).
+    @inline(never)
+    private func formatTime(_ t: Double, _ slot: Int) {
+        let bytes = timeBytes + 32 * slot
+        var n = RFC3339.format24(t, to: bytes, days: &dayCache)
+        if n == 0 {
+            // Not finite, or a year beyond 0…9999: at most 29 bytes. Defensive only: input times
+            // are held to `InputLimits.timeIsWritable` (years 0001–9999 once rounded) where they
+            // are read, and every time written derives from them without passing the clock.
+            var spelled: [UInt8] = []
+            RFC3339.format(t, into: &spelled)
+            n = min(31, spelled.count)
+            for k in 0..<n { bytes[k] = spelled[k] }
+        }
+        bytes[31] = UInt8(n)
+        timeKeys[slot] = t
+    }
+}
+
+/// A write position inside room of a `RecordBuffer` that `appendRecord(maximum:_:)` has
+/// reserved: the pieces of a record are stored with no bounds check and no count update each
+/// (debug builds check every store against the room). Each `put` documents the most bytes it can
+/// store; the caller reserves their sum. The stores here are the cursor's whole contact with
+/// memory; the JSON pieces (`JSONWriting`) and records (`EventWriter`) are made of them.
+public struct RecordCursor {
+    @usableFromInline var p: UnsafeMutablePointer<UInt8>
+    /// The end of the reserved room (read by debug builds' checks only).
+    @usableFromInline let end: UnsafeMutablePointer<UInt8>
+
+    @usableFromInline init(_ p: UnsafeMutablePointer<UInt8>, room: Int) {
+        self.p = p
+        end = p + room
+    }
+
+    /// Debug builds: stops when `n` more bytes would pass the reserved room.
+    @inline(__always)
+    func check(_ n: Int) { assert(n >= 0 && end - p >= n, "record longer than the room reserved for it") }
+
+    /// A literal: its length.
+    @inline(__always)
+    public mutating func put(_ s: StaticString) {
+        check(s.utf8CodeUnitCount)
+        p.initialize(from: s.utf8Start, count: s.utf8CodeUnitCount)
+        p += s.utf8CodeUnitCount
+    }
+
+    /// One byte.
+    @inline(__always)
+    public mutating func put(_ b: UInt8) {
+        check(1)
+        p.pointee = b
+        p += 1
+    }
+
+    /// Bytes another object owns, as they are: their count.
+    @inline(__always)
+    package mutating func put(bytes: ByteView) {
+        guard let source = bytes.unsafeBytes.baseAddress, bytes.count > 0 else { return }
+        check(bytes.count)
+        p.initialize(from: source.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+        p += bytes.count
+    }
+
+    /// Stores `b` `k` bytes ahead, without moving (a piece written last byte first).
+    @inline(__always)
+    mutating func set(_ b: UInt8, at k: Int) {
+        check(k + 1)
+        p[k] = b
+    }
+
+    /// Stores `w`'s bytes, little-endian, `k` bytes ahead without moving: short pieces copied as
+    /// two overlapping words rather than a byte at a time.
+    @inline(__always)
+    mutating func setWord<W: FixedWidthInteger>(_ w: W, at k: Int) {
+        check(k + MemoryLayout<W>.size)
+        UnsafeMutableRawPointer(p + k).storeBytes(of: w.littleEndian, as: W.self)
+    }
+
+    /// Moves on by `n` bytes stored with `set` or `setWord`.
+    @inline(__always)
+    mutating func advance(_ n: Int) {
+        check(n)
+        p += n
+    }
+
+    /// The first and the last `W`-sized word of `bytes` (little-endian), which holds between
+    /// one and two words: with `setWord`, a short name's copy in two loads and two stores.
+    @inline(__always)
+    static func edgeWords<W: FixedWidthInteger>(of bytes: ByteView, as: W.Type) -> (first: W, last: W) {
+        let n = bytes.count, size = MemoryLayout<W>.size
+        assert(n >= size && n <= 2 * size, "edgeWords of \(n) bytes")
+        let b = UnsafeRawPointer(bytes.unsafeBytes.baseAddress.unsafelyUnwrapped)
+        return (W(littleEndian: b.loadUnaligned(as: W.self)),
+                W(littleEndian: b.loadUnaligned(fromByteOffset: n - size, as: W.self)))
+    }
+
+    /// A String's UTF-8 bytes as a view, valid during `body`: a native or small string lends its
+    /// own without a copy of the String, others are copied once.
+    @inline(__always)
+    static func withBytes<R>(of s: borrowing String, _ body: (ByteView) -> R) -> R {
+        if let r = s.utf8.withContiguousStorageIfAvailable({ body(ByteView(unsafe: UnsafeRawBufferPointer($0))) }) {
+            return r
+        }
+        var copy = copy s
+        return copy.withByteView(body)
     }
 }

@@ -322,7 +322,7 @@ private final class JobRun {
             StateWriter.writeHeader(clock: clock, to: state)
             for (k, entry) in states.sorted(by: { $0.rank < $1.rank }).enumerated() {
                 if k > 0 { state.append(",") }
-                entry.bytes.withUnsafeBytes { state.append($0) }
+                state.append(entry.bytes)
             }
             StateWriter.writeFooter(to: state)
         }

@@ -2,7 +2,8 @@ import GeotriggerCore
 /// Interns device identifiers (UTF-8 bytes) to dense integer ids without allocating per lookup.
 ///
 /// Open addressing over a power-of-two table of slots; names live back to back in one byte arena.
-/// Lookups hash the bytes (FNV-1a) and compare with `memcmp`, so a known device costs no allocation.
+/// Lookups hash the bytes (FNV-1a) and compare them in the arena, so a known device costs no
+/// allocation.
 ///
 /// Streams often repeat an order: a fleet reports every vehicle in the same sequence each tick.
 /// So each device remembers which device came after it last time (`successor(of:)`); a lookup
@@ -76,19 +77,18 @@ public final class DeviceTable {
     /// (the successor of the device interned last) is tried inline; the hash out of line.
     @inlinable @inline(__always)
     package func intern(_ view: ByteView) -> (id: Int32, isNew: Bool) {
-        let name = view.unsafeBytes
         if previous >= 0 {
             let guess = successors[Int(previous)]
-            if guess >= 0 && equals(Int(guess), name) {
+            if guess >= 0 && equals(Int(guess), view) {
                 previous = guess
                 return (guess, false)
             }
         }
-        return internByHash(name)
+        return internByHash(view)
     }
 
     @usableFromInline
-    func internByHash(_ name: UnsafeRawBufferPointer) -> (id: Int32, isNew: Bool) {
+    func internByHash(_ name: ByteView) -> (id: Int32, isNew: Bool) {
         let h = Self.hash(name)
         var i = Int(truncatingIfNeeded: h) & mask
         while true {
@@ -117,7 +117,7 @@ public final class DeviceTable {
         }
         follow(id)
         slots[i] = id + 1
-        arena.append(contentsOf: name.assumingMemoryBound(to: UInt8.self))
+        arena.append(contentsOf: name)
         // A new device ranks after every one seen before; without removals its rank is its id
         // and nothing is stored.
         if nextRank != UInt64(UInt32(bitPattern: id)) || Int(id) < ranks.count { setRank(id, nextRank) }
@@ -143,7 +143,7 @@ public final class DeviceTable {
     public func prefetchName(_ id: Int32) {
         guard id >= 0 && id < names.count else { return }
         let o = Int(names[Int(id)].offset)
-        geotrigger_prefetch(arena.base.map { $0 + o })
+        arena.prefetch(at: o)
     }
 
     /// The id of `name`, adding it if new.
@@ -171,12 +171,9 @@ public final class DeviceTable {
     }
 
     /// The name's bytes; valid until the next `intern` of a new device.
-    package func nameBytes(_ id: Int32) -> ByteView { ByteView(unsafe: nameRaw(id)) }
-
-    /// The name's bytes, for the table's own hashing and compaction.
-    func nameRaw(_ id: Int32) -> UnsafeRawBufferPointer {
+    package func nameBytes(_ id: Int32) -> ByteView {
         let span = names[Int(id)]
-        return UnsafeRawBufferPointer(start: arena.base.map { $0 + Int(span.offset) }, count: Int(span.length))
+        return arena.view(from: Int(span.offset), count: Int(span.length))
     }
 
     public func name(_ id: Int32) -> String {
@@ -184,32 +181,12 @@ public final class DeviceTable {
     }
 
     @inlinable @inline(__always)
-    func equals(_ id: Int, _ name: UnsafeRawBufferPointer) -> Bool {
+    func equals(_ id: Int, _ name: ByteView) -> Bool {
         let span = names[id]
-        let n = Int(span.length)
-        guard n == name.count else { return false }
-        if n == 0 { return true }
-        return Self.sameBytes(UnsafeRawPointer(arena.base.unsafelyUnwrapped + Int(span.offset)), name.baseAddress!, n)
+        guard Int(span.length) == name.count else { return false }
+        return arena.bytesEqual(from: Int(span.offset), name)
     }
 
-    /// Whether `n` (> 0) bytes at `a` and `b` are equal. Up to 16 bytes (most device ids) as two
-    /// overlapping words of 8, 4 or 2 bytes (or one byte), reading nothing outside either run;
-    /// longer ones by `memcmp`.
-    @inlinable @inline(__always)
-    static func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
-        @inline(__always) func pair<W: FixedWidthInteger>(_: W.Type) -> Bool {
-            let last = n - MemoryLayout<W>.size
-            return a.loadUnaligned(as: W.self) == b.loadUnaligned(as: W.self)
-                && a.loadUnaligned(fromByteOffset: last, as: W.self) == b.loadUnaligned(fromByteOffset: last, as: W.self)
-        }
-        if n >= 8 { return n <= 16 ? pair(UInt64.self) : sameLongBytes(a, b, n) }
-        if n >= 4 { return pair(UInt32.self) }
-        if n >= 2 { return pair(UInt16.self) }
-        return a.load(as: UInt8.self) == b.load(as: UInt8.self)
-    }
-
-    @usableFromInline
-    static func sameLongBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool { memcmp(a, b, n) == 0 }
 
     /// Removes a device (`--expire`): its name no longer finds it, its id is reused by the next
     /// new name, and its rank becomes one no device has (so a timer armed for it, which carries
@@ -219,7 +196,7 @@ public final class DeviceTable {
         precondition(isLive(id), "removing device \(id), which is not live")
         // Linear probing without tombstones: empty the slot, then move back each following entry
         // of the run that would no longer be found (backward-shift deletion).
-        var i = Int(truncatingIfNeeded: Self.hash(nameRaw(id))) & mask
+        var i = Int(truncatingIfNeeded: Self.hash(nameBytes(id))) & mask
         while slots[i] != id + 1 { i = (i + 1) & mask }
         slots[i] = 0
         var j = i
@@ -227,7 +204,7 @@ public final class DeviceTable {
             j = (j + 1) & mask
             let s = slots[j]
             if s == 0 { break }
-            let home = Int(truncatingIfNeeded: Self.hash(nameRaw(s - 1))) & mask
+            let home = Int(truncatingIfNeeded: Self.hash(nameBytes(s - 1))) & mask
             // Whether `home` lies cyclically in (i, j]: then the entry stays.
             let stays = i <= j ? (home > i && home <= j) : (home > i || home <= j)
             if !stays {
@@ -263,9 +240,9 @@ public final class DeviceTable {
         var fresh = PodList<UInt8>()
         fresh.reserve(max(4096, Int(arena.count) - deadBytes))
         for id in 0..<Int(names.count) where names[id].length != Self.removedSpan.length {
-            let bytes = nameRaw(Int32(id))
+            let bytes = nameBytes(Int32(id))
             names[id].offset = UInt32(fresh.count)
-            fresh.append(contentsOf: bytes.assumingMemoryBound(to: UInt8.self))
+            fresh.append(contentsOf: bytes)
         }
         arena.free()
         arena = fresh
@@ -285,7 +262,7 @@ public final class DeviceTable {
         slots = [Int32](repeating: 0, count: size)
         mask = size - 1
         for id in 0..<Int(names.count) where names[id].length != Self.removedSpan.length {
-            var i = Int(truncatingIfNeeded: Self.hash(nameRaw(Int32(id)))) & mask
+            var i = Int(truncatingIfNeeded: Self.hash(nameBytes(Int32(id)))) & mask
             while slots[i] != 0 { i = (i + 1) & mask }
             slots[i] = Int32(id + 1)
         }
@@ -295,6 +272,13 @@ public final class DeviceTable {
     /// and which `replay --jobs` job a device goes to).
     @inlinable @inline(__always)
     public static func fnv1a<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
+        // Bytes in place (a name's view, an array) are read without an index check a byte.
+        if let h = bytes.withContiguousStorageIfAvailable({ fnv1a(bytes: $0) }) { return h }
+        return fnv1a(bytes: bytes)
+    }
+
+    @inlinable @inline(__always)
+    static func fnv1a<Bytes: Sequence>(bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in bytes {
             h ^= UInt64(b)

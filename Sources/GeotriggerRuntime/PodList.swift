@@ -1,4 +1,11 @@
+import CPrefetch
 import GeotriggerCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A growable list of plain values (no references) in one malloc'd buffer: the per-device lists
 /// of `Monitor` (16 bytes in the device state instead of an array reference), a tree query's
 /// results, `DeviceTable`'s name bytes. No reference counting or uniqueness checks on the hot
@@ -124,4 +131,52 @@ extension PodList {
         }
         used &+= Int32(w)
     }
+}
+
+extension PodList where Element == UInt8 {
+    // A byte list is an arena of names (`DeviceTable`): these hand its bytes out as views and
+    // compare them in place, so the table itself handles no pointer.
+
+    /// The `count` bytes from `offset`, as a view valid until the list next grows or is freed.
+    @inlinable @inline(__always)
+    public func view(from offset: Int, count: Int) -> ByteView {
+        assert(offset >= 0 && count >= 0 && offset + count <= Int(used), "PodList view out of bounds")
+        return ByteView(unsafe: UnsafeRawBufferPointer(start: storage.map { $0 + offset }, count: count))
+    }
+
+    /// Appends the bytes of `bytes`.
+    @inlinable
+    public mutating func append(contentsOf bytes: ByteView) {
+        append(contentsOf: bytes.unsafeBytes.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// Starts loading the byte at `offset` into the cache (a hint: nothing depends on it).
+    @inlinable @inline(__always)
+    public func prefetch(at offset: Int) {
+        geotrigger_prefetch(storage.map { $0 + offset })
+    }
+
+    /// Whether the `bytes.count` bytes from `offset` equal `bytes`. Up to 16 bytes (most device
+    /// ids) as two overlapping words of 8, 4 or 2 bytes (or one byte), reading nothing outside
+    /// either run; longer ones by `memcmp`.
+    @inlinable @inline(__always)
+    public func bytesEqual(from offset: Int, _ bytes: ByteView) -> Bool {
+        let n = bytes.count
+        assert(offset >= 0 && offset + n <= Int(used), "PodList comparison out of bounds")
+        if n == 0 { return true }
+        let a = UnsafeRawPointer(storage.unsafelyUnwrapped + offset)
+        let b = bytes.unsafeBytes.baseAddress.unsafelyUnwrapped
+        @inline(__always) func pair<W: FixedWidthInteger>(_: W.Type) -> Bool {
+            let last = n - MemoryLayout<W>.size
+            return a.loadUnaligned(as: W.self) == b.loadUnaligned(as: W.self)
+                && a.loadUnaligned(fromByteOffset: last, as: W.self) == b.loadUnaligned(fromByteOffset: last, as: W.self)
+        }
+        if n >= 8 { return n <= 16 ? pair(UInt64.self) : Self.sameLongBytes(a, b, n) }
+        if n >= 4 { return pair(UInt32.self) }
+        if n >= 2 { return pair(UInt16.self) }
+        return a.load(as: UInt8.self) == b.load(as: UInt8.self)
+    }
+
+    @usableFromInline
+    static func sameLongBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool { memcmp(a, b, n) == 0 }
 }

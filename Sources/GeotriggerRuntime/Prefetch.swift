@@ -18,9 +18,11 @@ package struct RegionEventTable {
     let base: UnsafeRawPointer
     let stride: Int
 
-    package init(base: UnsafeRawPointer, stride: Int) {
-        self.base = base
-        self.stride = stride
+    /// The table of `list`'s elements (which must not be empty), valid while the list keeps its
+    /// storage (it does not grow or free).
+    package init<T>(_ list: PodList<T>) {
+        base = UnsafeRawPointer(list.base.unsafelyUnwrapped)
+        stride = MemoryLayout<T>.stride
     }
 
     /// Starts loading region `r`'s entry.

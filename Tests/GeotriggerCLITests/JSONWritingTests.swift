@@ -148,7 +148,7 @@ import Testing
             #expect(object["region"] as? String == ids[r], "\(line)")
             #expect(object["device"] as? String == "bus 7")
             #expect(object["distance"] as? Double == 12.5)
-            if writer.ids.slot(r).pointee != 0 { slotted += 1 }
+            if writer.ids.slot(r).length != 0 { slotted += 1 }
         }
         // Short plain ids take the slots; long or escaped ones the general path.
         #expect(slotted > 20 && slotted < ids.count)

@@ -19,7 +19,7 @@ import GeotriggerCore
         for bound: UInt64 in [3, 1000, 1 << 31] {
             var a = (0..<count).map { _ in values.next(below: bound) }
             let expected = a.sorted()
-            a.withUnsafeMutableBufferPointer { $0.smallSort() }
+            a.smallSort()
             #expect(a == expected, "\(count) values below \(bound)")
         }
     }
@@ -28,14 +28,25 @@ import GeotriggerCore
     func smallSortByAKeyOrdersTheKeys(count: Int) {
         var values = Values(state: 99)
         var pairs = (0..<count).map { i in (key: Float(values.next(below: 10)), id: i) }
-        pairs.withUnsafeMutableBufferPointer { $0.smallSort { $0.key < $1.key } }
+        pairs.smallSort { $0.key < $1.key }
         #expect(pairs.map(\.key) == pairs.map(\.key).sorted())
         #expect(Set(pairs.map(\.id)) == Set(0..<count))
     }
 
+    /// A slice keeps its indices: the sorts touch its elements only, from its start.
+    @Test(arguments: [5, 40])
+    func sortingASliceLeavesTheRestAlone(count: Int) {
+        var values = Values(state: 7)
+        var a = (0..<count + 6).map { _ in values.next(below: 100) }
+        let before = a
+        a[3..<(count + 3)].smallSort()
+        #expect(Array(a[3..<(count + 3)]) == before[3..<(count + 3)].sorted())
+        #expect(a[..<3] == before[..<3] && a[(count + 3)...] == before[(count + 3)...])
+    }
+
     @Test func insertionSortIsStable() {
         var pairs = [(2, "a"), (1, "b"), (2, "c"), (1, "d"), (0, "e")]
-        pairs.withUnsafeMutableBufferPointer { $0.insertionSort { $0.0 < $1.0 } }
+        pairs.insertionSort { $0.0 < $1.0 }
         #expect(pairs.map(\.1) == ["e", "b", "d", "a", "c"])
     }
 }
