@@ -187,7 +187,8 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     private var pendingCommits: [Int32: (offset: Int64, metadata: String)] = [:]
     /// The run's rejected records (`GROUP-rejects`, stderr, `--strict`), once the producer is made.
     private var rejects: RejectSink!
-    @exclusivity(unchecked) private var entries: [KafkaProducer.BatchEntry] = []
+    /// `GROUP-events`, once the producer is made.
+    private var events: EventsTopic!
 
     public init(configuration: ConsumeConfiguration, diagnostics: @escaping (String) -> Void = { writeStandardError($0) }) {
         self.configuration = configuration
@@ -231,6 +232,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
             producer = try KafkaProducer(settings: settings([("enable.idempotence", "true"), ("linger.ms", "5"),
                                                              ("queue.buffering.max.messages", "1000000"),
                                                              ("delivery.report.only.error", "true")]))
+            events = EventsTopic(producer: producer, topic: c.eventsTopic)
             rejects = RejectSink(strict: c.engine.strict, limit: c.engine.reportedRejectLimit,
                                  output: RecordBuffer(sink: RejectsTopic(producer: producer, topic: c.rejectsTopic)), diagnostics: diagnostics)
             let stateProducer = try KafkaProducer(settings: settings([("enable.idempotence", "true"), ("linger.ms", "5")]),
@@ -392,14 +394,10 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     }
 
     private func produceEvents(of p: PartitionEngine) throws(ConsumeError) {
-        let topic = c.eventsTopic
         do {
-            try p.takeEvents(&entries) { keys, values, entries in
-                try producer.produceBatch(topic: topic, keys: keys.unsafeBytes, values: values.unsafeBytes, entries: entries)
-                tally.eventsProduced += entries.count
-            }
+            tally.eventsProduced += try p.takeEvents(into: events)
         } catch {
-            throw .kafka("cannot produce events to \(topic): \(error)")
+            throw .kafka("cannot produce events to \(c.eventsTopic): \(error)")
         }
     }
 
@@ -663,6 +661,39 @@ func wallClockSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_REALTIME, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+/// `GROUP-events`: a partition's events, produced by the batch, each keyed by its device.
+private final class EventsTopic: RecordSink {
+    let producer: KafkaProducer
+    let topic: String
+    private(set) var length = 0
+    /// The batch's messages (scratch space, reused).
+    private var messages: [KafkaProducer.BatchEntry] = []
+
+    init(producer: KafkaProducer, topic: String) {
+        self.producer = producer
+        self.topic = topic
+    }
+
+    var blockSize: Int { 0 }
+
+    func write(records: ByteView, keys: ByteView, entries: [KeyedRecord]) throws {
+        messages.removeAll(keepingCapacity: true)
+        for e in entries { messages.append(KafkaProducer.BatchEntry(key: e.key, value: e.value)) }
+        try producer.produceBatch(topic: topic, keys: keys.unsafeBytes, values: records.unsafeBytes, entries: messages)
+        length += records.count
+    }
+
+    func write(record: ByteView, key: ByteView?) throws {
+        try producer.produce(topic: topic, key: key?.unsafeBytes, value: record.unsafeBytes)
+        length += record.count
+    }
+
+    /// Lines without a key (none is written so: events come by the batch).
+    func write(_ records: ByteView) throws {
+        try forEachRecord(in: records) { try write(record: $0, key: nil) }
+    }
 }
 
 /// `GROUP-rejects`: a message per rejected record, keyed as the record was.

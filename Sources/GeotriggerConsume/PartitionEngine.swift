@@ -50,6 +50,8 @@ package final class PartitionEngine {
     }
     @exclusivity(unchecked) private(set) var tags: [Tag] = []
     @exclusivity(unchecked) private var keys: [UInt8] = []
+    /// Where each event lies in `formatted` and `keys` (`takeEvents`; scratch space, reused).
+    @exclusivity(unchecked) private var entries: [KeyedRecord] = []
 
     package init(partition: Int32, index: RegionIndex, ids: IDSlots, requests: [NotificationRequest],
          configuration c: EngineConfiguration) throws {
@@ -126,25 +128,25 @@ package final class PartitionEngine {
         tags.append(Tag(end: formatted.count, keyStart: keyStart, keyEnd: keys.count))
     }
 
-    /// Hands the events made since the last call to `body`, then forgets them: each event's JSON
-    /// (with its `"id"` first) in `values`, as the writer wrote them, its key (the device) in
-    /// `keys`, and where each lies (`entries`, scratch space, reused).
-    package func takeEvents(_ entries: inout [KafkaProducer.BatchEntry],
-                    _ body: (_ keys: ByteView, _ values: ByteView,
-                             _ entries: [KafkaProducer.BatchEntry]) throws -> Void) rethrows {
+    /// Writes the events made since the last call to `sink` as one keyed batch, then forgets
+    /// them: each event's JSON (with its `"id"` first) as the writer wrote it, keyed by its
+    /// device. Returns how many there were.
+    @discardableResult
+    package func takeEvents(into sink: any RecordSink) throws -> Int {
         applier.flush()
-        guard !tags.isEmpty else { return }
+        guard !tags.isEmpty else { return 0 }
         entries.removeAll(keepingCapacity: true)
         var start = 0
         for tag in tags {
             // The value is the line without its newline.
-            entries.append(KafkaProducer.BatchEntry(key: tag.keyStart..<tag.keyEnd, value: start..<(tag.end - 1)))
+            entries.append(KeyedRecord(key: tag.keyStart..<tag.keyEnd, value: start..<(tag.end - 1)))
             start = tag.end
         }
-        try keys.withByteView { k in try formatted.withPending { v in try body(k, v, entries) } }
+        try keys.withByteView { k in try formatted.withPending { v in try sink.write(records: v, keys: k, entries: entries) } }
         formatted.discardPending()
         tags.removeAll(keepingCapacity: true)
         keys.removeAll(keepingCapacity: true)
+        return entries.count
     }
 
     // MARK: Snapshots

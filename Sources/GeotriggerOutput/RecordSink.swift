@@ -15,6 +15,9 @@ public protocol RecordSink: AnyObject {
     /// One record, without its newline, and its key (a Kafka message's), which a sink without
     /// keys ignores (`RecordBuffer.appendRecord(_:key:)`, with `blockSize` 0).
     func write(record: ByteView, key: ByteView?) throws
+    /// A batch of keyed records at once (a Kafka topic's events, produced together): record k
+    /// is `records[entries[k].value]` (without its newline), keyed `keys[entries[k].key]`.
+    func write(records: ByteView, keys: ByteView, entries: [KeyedRecord]) throws
     /// Makes what was written durable (a checkpoint records `length` after it).
     func synchronize() throws
     /// Bytes written so far; a resumed file counts what it kept.
@@ -29,6 +32,10 @@ extension RecordSink {
         try line.withByteView { try write($0) }
     }
 
+    public func write(records: ByteView, keys: ByteView, entries: [KeyedRecord]) throws {
+        for e in entries { try write(record: records[e.value], key: keys[e.key]) }
+    }
+
     /// Each record of `records` (whole lines) without its newline, for a sink that takes them one
     /// at a time; a last piece without a newline is a record too.
     public func forEachRecord(in records: ByteView, _ body: (ByteView) throws -> Void) rethrows {
@@ -38,6 +45,17 @@ extension RecordSink {
             start = k + 1
         }
         if start < records.count { try body(records[start..<records.count]) }
+    }
+}
+
+/// Where one record of a keyed batch lies (`RecordSink.write(records:keys:entries:)`): its key
+/// and its value, as ranges of the batch's keys and records.
+public struct KeyedRecord: Sendable {
+    public var key: Range<Int>
+    public var value: Range<Int>
+    public init(key: Range<Int>, value: Range<Int>) {
+        self.key = key
+        self.value = value
     }
 }
 

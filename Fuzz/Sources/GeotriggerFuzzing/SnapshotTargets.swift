@@ -186,16 +186,23 @@ enum SnapshotTargets {
 
     /// The events a partition made since the last call, as produced: key, tab, value, newline.
     static func events(of p: PartitionEngine) -> [UInt8] {
-        var entries: [KafkaProducer.BatchEntry] = [], out: [UInt8] = []
-        p.takeEvents(&entries) { keys, values, entries in
-            for e in entries {
-                out.append(contentsOf: keys[e.key])
-                out.append(9)
-                out.append(contentsOf: values[e.value])
-                out.append(10)
-            }
+        let sink = KeyedLines()
+        _ = try? p.takeEvents(into: sink)
+        return sink.bytes
+    }
+
+    /// Keyed records as lines: key, tab, value, newline.
+    final class KeyedLines: RecordSink {
+        var bytes: [UInt8] = []
+        var blockSize: Int { 0 }
+        var length: Int { bytes.count }
+        func write(_ records: ByteView) throws { bytes.append(contentsOf: records) }
+        func write(record: ByteView, key: ByteView?) throws {
+            bytes.append(contentsOf: key ?? .empty)
+            bytes.append(9)
+            bytes.append(contentsOf: record)
+            bytes.append(10)
         }
-        return out
     }
 
     // MARK: Commit metadata
