@@ -1,0 +1,355 @@
+import GeotriggerCore
+
+/// NMEA 0183 as GPS receivers write it (SPEC §3, "Real receivers"): what a line is, the fields of
+/// a sentence, and the sentences of one receiver cycle made into one fix (`NMEACycles`).
+///
+/// A sentence is `$` `TTSSS` `,` fields `*HH`: a two-letter talker (GP, GN, GL, GA, BD, GB, GQ…)
+/// and a three-letter type, then comma-separated fields, then the XOR of every byte between `$`
+/// and `*` in hexadecimal. Only RMC, GGA, GLL and ZDA carry what a fix needs; every other line is
+/// passed over and counted by kind (`NMEALine.Kind`).
+enum NMEALine {
+    enum Kind {
+        /// Empty, or only spaces.
+        case blank
+        /// A `#` line (the logs' headers, a logger's notes).
+        case comment
+        /// A sentence of a type no fix needs (GSA, GSV, VTG, a vendor's `$P…`), checked or not.
+        case otherSentence
+        /// Bytes that are not a sentence (a binary vendor packet between sentences, noise).
+        case noise
+        /// An RMC, GGA, GLL or ZDA whose checksum does not match its bytes.
+        case badChecksum
+        /// An RMC, GGA, GLL or ZDA with a good checksum, or none (some receivers write none, as
+        /// NMEA 0183 once allowed; a line cut short loses the fields after the cut, and a fix
+        /// needs its last ones): `fields` starts after its type.
+        case fixSentence(NMEASentenceType, fields: ByteView)
+    }
+
+    /// What `line` (without its line end) is. A sentence starts at the line's last `$` (binary
+    /// bytes before it, as a vendor packet leaves them, are passed over with it) and ends at the
+    /// line's end, spaces and a CR taken off.
+    static func classify(_ line: ByteView) -> Kind {
+        var end = line.count
+        while end > 0 && (line[end - 1] == 0x20 || line[end - 1] == 0x0D || line[end - 1] == 0x09) { end -= 1 }
+        var first = 0
+        while first < end && (line[first] == 0x20 || line[first] == 0x09) { first += 1 }
+        if first == end { return .blank }
+        if line[first] == UInt8(ascii: "#") { return .comment }
+        var dollar = -1
+        var k = end - 1
+        while k >= first {
+            if line[k] == UInt8(ascii: "$") { dollar = k; break }
+            k -= 1
+        }
+        guard dollar >= 0, end - dollar >= 7 else { return .noise }
+        // The address: two letters of talker, three of type.
+        for j in (dollar + 1)...(dollar + 5) where !isUpperAlphanumeric(line[j]) { return .noise }
+        let type = NMEASentenceType(line[dollar + 3], line[dollar + 4], line[dollar + 5])
+        let star = end >= 3 && line[end - 3] == UInt8(ascii: "*") ? end - 3 : -1
+        guard let type, line[dollar + 1] != UInt8(ascii: "P") else { return .otherSentence }
+        guard star > dollar else { return .fixSentence(type, fields: line[(dollar + 6)..<end]) }
+        guard let high = hexValue(line[end - 2]), let low = hexValue(line[end - 1]) else { return .badChecksum }
+        var sum: UInt8 = 0
+        for j in (dollar + 1)..<star { sum ^= line[j] }
+        guard sum == high << 4 | low else { return .badChecksum }
+        // After the address: the fields, each after a comma.
+        return .fixSentence(type, fields: line[(dollar + 6)..<star])
+    }
+
+    @inline(__always)
+    static func isUpperAlphanumeric(_ b: UInt8) -> Bool {
+        (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z")) || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9"))
+    }
+
+    @inline(__always)
+    static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return b - UInt8(ascii: "0")
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return b - UInt8(ascii: "A") + 10
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return b - UInt8(ascii: "a") + 10
+        default: return nil
+        }
+    }
+}
+
+/// The sentences a fix is made of.
+enum NMEASentenceType: Equatable {
+    /// Recommended minimum: time, status A/V, position, speed, course, date.
+    case rmc
+    /// Fix data: time, position, quality, satellites used, HDOP, altitude.
+    case gga
+    /// Geographic position: position, time, status A/V.
+    case gll
+    /// Time and date.
+    case zda
+
+    init?(_ a: UInt8, _ b: UInt8, _ c: UInt8) {
+        switch (a, b, c) {
+        case (UInt8(ascii: "R"), UInt8(ascii: "M"), UInt8(ascii: "C")): self = .rmc
+        case (UInt8(ascii: "G"), UInt8(ascii: "G"), UInt8(ascii: "A")): self = .gga
+        case (UInt8(ascii: "G"), UInt8(ascii: "L"), UInt8(ascii: "L")): self = .gll
+        case (UInt8(ascii: "Z"), UInt8(ascii: "D"), UInt8(ascii: "A")): self = .zda
+        default: return nil
+        }
+    }
+}
+
+/// A sentence's fields in order, each read once: `next()` is the text up to the next comma.
+struct NMEAFields {
+    let bytes: ByteView
+    private var at = 0
+
+    /// `bytes` starts with the comma before the first field.
+    init(_ bytes: ByteView) { self.bytes = bytes }
+
+    /// The next field (empty when it is), or nil past the last one.
+    mutating func next() -> ByteView? {
+        guard at < bytes.count, bytes[at] == UInt8(ascii: ",") else { return nil }
+        let start = at + 1
+        var end = start
+        while end < bytes.count && bytes[end] != UInt8(ascii: ",") { end += 1 }
+        at = end
+        return bytes[start..<end]
+    }
+
+    /// Passes over `n` fields.
+    mutating func skip(_ n: Int) {
+        for _ in 0..<n { _ = next() }
+    }
+
+    /// A decimal number (digits, at most one point, no sign), correctly rounded; nil if the field
+    /// is empty or is not one.
+    static func decimal(_ f: ByteView) -> Double? {
+        guard let (whole, fraction, digits) = parts(f) else { return nil }
+        return scaled(whole, fraction, digits)
+    }
+
+    /// The whole part, the fraction's digits as an integer and how many there are.
+    static func parts(_ f: ByteView) -> (whole: UInt64, fraction: UInt64, digits: Int)? {
+        guard f.count > 0 && f.count <= 18 else { return nil }
+        var whole: UInt64 = 0, fraction: UInt64 = 0, digits = 0, seenPoint = false, any = false
+        for b in f {
+            if b == UInt8(ascii: ".") {
+                if seenPoint { return nil }
+                seenPoint = true
+            } else if b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") {
+                any = true
+                if seenPoint {
+                    fraction = fraction * 10 + UInt64(b - UInt8(ascii: "0"))
+                    digits += 1
+                } else {
+                    whole = whole * 10 + UInt64(b - UInt8(ascii: "0"))
+                }
+            } else {
+                return nil
+            }
+        }
+        return any ? (whole, fraction, digits) : nil
+    }
+
+    /// `whole + fraction / 10^digits`, correctly rounded: both integers are exact below 2⁵³
+    /// (at most 18 characters), and one division by an exact power of ten rounds once.
+    static func scaled(_ whole: UInt64, _ fraction: UInt64, _ digits: Int) -> Double {
+        if digits == 0 { return Double(whole) }
+        let p = NumberParser.pow10Int(digits)
+        return Double(whole * p + fraction) / Double(p)
+    }
+
+    /// `hhmmss[.sss]` as seconds of the day; nil unless it is one.
+    static func timeOfDay(_ f: ByteView) -> Double? {
+        guard f.count >= 6, let (whole, fraction, digits) = parts(f),
+              f[2] != UInt8(ascii: "."), f[4] != UInt8(ascii: "."), f.count == 6 || f[6] == UInt8(ascii: ".")
+        else { return nil }
+        let h = whole / 10_000, m = whole / 100 % 100, s = whole % 100
+        guard h < 24, m < 60, s < 61 else { return nil }
+        return Double(h * 3600 + m * 60) + scaled(s, fraction, digits)
+    }
+
+    /// `ddmm.mmmm` (or `dddmm.mmmm`) and its hemisphere as signed degrees; nil unless they are,
+    /// or beyond `limit` degrees.
+    static func angle(_ f: ByteView, _ hemisphere: ByteView?, limit: Double) -> Double? {
+        guard let hemisphere, hemisphere.count == 1, let (whole, fraction, digits) = parts(f)
+        else { return nil }
+        let degrees = whole / 100
+        let minutes = scaled(whole % 100, fraction, digits)
+        guard minutes < 60 else { return nil }
+        let value = Double(degrees) + minutes / 60
+        guard value <= limit else { return nil }
+        switch hemisphere[0] {
+        case UInt8(ascii: "N"), UInt8(ascii: "E"): return value
+        case UInt8(ascii: "S"), UInt8(ascii: "W"): return -value
+        default: return nil
+        }
+    }
+
+    /// A field of 1 to 4 digits as an integer; nil otherwise.
+    static func smallInteger(_ f: ByteView) -> Int? {
+        guard f.count >= 1 && f.count <= 4 else { return nil }
+        var v = 0
+        for b in f {
+            guard b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") else { return nil }
+            v = v * 10 + Int(b - UInt8(ascii: "0"))
+        }
+        return v
+    }
+
+    /// A one-character status field's character; nil when empty or longer.
+    static func flag(_ f: ByteView?) -> UInt8? {
+        guard let f, f.count == 1 else { return nil }
+        return f[0]
+    }
+}
+
+/// The sentences of one receiver cycle made into one fix (SPEC §3).
+///
+/// A receiver sends, once a cycle (a second, or a tenth of one), a burst of sentences that share
+/// a time of day. A cycle ends when a sentence of another time arrives (`take(_:)`), or at the end
+/// of the input, or when the input would block (`finish()`), whichever comes first; its fix is:
+/// - **time**: the date last given (RMC with status A, or ZDA) and the time of day of the
+///   sentence that gave the position. Two
+///   times within `sameCycle` are one cycle (a receiver that writes GLL's time with milliseconds
+///   and RMC's with hundredths writes 200621.297 and 200621.30 for one).
+/// - **position**: GGA's if its quality says it is a fix, else RMC's with status A, else GLL's
+///   with status A (GGA carries the most digits where they differ). A GGA that used no satellite
+///   is no fix, whatever its quality says.
+/// - **accuracy**: GGA's HDOP × `userRangeError`; NaN without an HDOP.
+/// - a cycle whose sentences all call their position void (RMC or GLL status V, GGA quality 0,
+///   7 manual or 8 simulated) is a void fix; one before any date is rejected for that.
+struct NMEACycles {
+    /// Times of day closer than this are one cycle: half the period of the fastest common
+    /// receivers (20 Hz).
+    static let sameCycle = 0.025
+    /// The user equivalent range error, metres (1σ): the error budget of a single-frequency GPS
+    /// range (ephemeris, clocks, atmosphere, noise, multipath) in Hoffmann-Wellenhof et al.,
+    /// "GPS: Theory and Practice", which gpsd's error model also uses. Accuracy = HDOP × this.
+    static let userRangeError = 8.0
+
+    enum Outcome: Equatable {
+        case fix(t: Double, latitude: Double, longitude: Double, accuracy: Double)
+        /// The receiver had no valid position this cycle.
+        case void
+        /// A valid position before any date.
+        case noDate
+    }
+
+    /// Days since 1970-01-01 of the last date given; nil before any.
+    private(set) var day: Int?
+    /// The cycle being read: its time of day, nil before the first sentence with one.
+    private(set) var timeOfDay: Double?
+    private var latitude = Double.nan, longitude = Double.nan
+    /// The time of day of the sentence that gave the position.
+    private var fixTime = 0.0
+    /// Which sentence gave the position: 1 GGA, 2 RMC, 3 GLL, 4 none.
+    private var source = 4
+    private var hdop = Double.nan
+    /// Whether a sentence of the cycle gave a position and called it void.
+    private var sawVoid = false
+    /// Whether the cycle ended early (`finish()`) and later sentences of its time are to be
+    /// passed over.
+    private var finished = false
+
+    /// Takes one checked sentence. Returns the previous cycle's outcome when this sentence starts
+    /// a new cycle (nil otherwise, or when it had nothing to say).
+    mutating func take(_ type: NMEASentenceType, _ fields: ByteView) -> Outcome? {
+        var f = NMEAFields(fields)
+        var ended: Outcome?? = nil
+        @inline(__always) func at(_ t: Double) -> Bool {
+            if let current = timeOfDay, abs(current - t) < Self.sameCycle || abs(current - t) > 86_400 - Self.sameCycle {
+                return !finished
+            }
+            ended = finish()
+            timeOfDay = t
+            finished = false
+            return true
+        }
+        switch type {
+        case .rmc:
+            // time, status, lat, N/S, lon, E/W, speed, course, date
+            let t = f.next().flatMap(NMEAFields.timeOfDay)
+            let status = NMEAFields.flag(f.next())
+            let lat = f.next(), ns = f.next(), lon = f.next(), ew = f.next()
+            f.skip(2)
+            let date = f.next()
+            // The date is this cycle's: taken once the previous cycle has ended.
+            let inCycle = t.map { at($0) } ?? false
+            if status == UInt8(ascii: "A"), let date, let d = Self.day(ddmmyy: date) { day = d }
+            guard inCycle, let t else { break }
+            take(valid: status == UInt8(ascii: "A"), lat, ns, lon, ew, from: 2, at: t)
+        case .gga:
+            // time, lat, N/S, lon, E/W, quality, satellites used, HDOP
+            let t = f.next().flatMap(NMEAFields.timeOfDay)
+            let lat = f.next(), ns = f.next(), lon = f.next(), ew = f.next()
+            let quality = f.next().flatMap(NMEAFields.smallInteger) ?? 0
+            let used = f.next().flatMap(NMEAFields.smallInteger)
+            let h = f.next().flatMap(NMEAFields.decimal)
+            guard let t, at(t) else { break }
+            if take(valid: (1...6).contains(quality) && used != 0, lat, ns, lon, ew, from: 1, at: t), let h { hdop = h }
+        case .gll:
+            // lat, N/S, lon, E/W, time, status
+            let lat = f.next(), ns = f.next(), lon = f.next(), ew = f.next()
+            let t = f.next().flatMap(NMEAFields.timeOfDay)
+            let status = NMEAFields.flag(f.next())
+            guard let t, at(t) else { break }
+            take(valid: status == UInt8(ascii: "A"), lat, ns, lon, ew, from: 3, at: t)
+        case .zda:
+            // time, day, month, year (4 digits)
+            let t = f.next().flatMap(NMEAFields.timeOfDay)
+            let dd = f.next().flatMap(NMEAFields.smallInteger)
+            let mm = f.next().flatMap(NMEAFields.smallInteger)
+            let yyyy = f.next().flatMap(NMEAFields.smallInteger)
+            if let t { _ = at(t) }
+            if let dd, let mm, let yyyy, yyyy >= 1980, (1...12).contains(mm),
+               (1...RFC3339.daysInMonth(year: yyyy, month: mm)).contains(dd) {
+                day = RFC3339.daysFromCivil(year: yyyy, month: mm, day: dd)
+            }
+        }
+        return ended ?? nil
+    }
+
+    /// Ends the cycle being read (the input ended, or would block): its outcome, if it has one.
+    /// Sentences that come later with its time are passed over.
+    mutating func finish() -> Outcome? {
+        guard timeOfDay != nil, !finished else { return nil }
+        finished = true
+        defer {
+            source = 4
+            sawVoid = false
+            hdop = .nan
+        }
+        guard source < 4 else { return sawVoid ? .void : nil }
+        guard var day else { return .noDate }
+        // A cycle read across midnight: its sentence of 23:59:59.99 takes the day before.
+        if let tod = timeOfDay, fixTime - tod > 43_200 { day -= 1 }
+        return .fix(t: Double(day) * 86_400 + fixTime, latitude: latitude, longitude: longitude,
+                    accuracy: hdop * Self.userRangeError)
+    }
+
+    /// A sentence's position fields, which the receiver calls `valid` or not: kept when valid and
+    /// from a sentence that ranks before the one that gave the position so far (`source`);
+    /// returns whether they were. A position called void marks the cycle void.
+    @discardableResult
+    private mutating func take(valid: Bool, _ lat: ByteView?, _ ns: ByteView?, _ lon: ByteView?, _ ew: ByteView?,
+                               from s: Int, at t: Double) -> Bool {
+        guard valid else {
+            if let lat, lat.count > 0 { sawVoid = true }
+            return false
+        }
+        guard s <= source, let la = lat.flatMap({ NMEAFields.angle($0, ns, limit: 90) }),
+              let lo = lon.flatMap({ NMEAFields.angle($0, ew, limit: 180) }) else { return false }
+        fixTime = t
+        latitude = la
+        longitude = lo
+        source = s
+        return true
+    }
+
+    /// `ddmmyy` as days since 1970-01-01: years 80–99 are 1980–1999, 00–79 are 2000–2079 (GPS
+    /// began in 1980).
+    static func day(ddmmyy f: ByteView) -> Int? {
+        guard f.count == 6, let v = NMEAFields.parts(f), v.digits == 0 else { return nil }
+        let d = Int(v.whole / 10_000), m = Int(v.whole / 100 % 100), y = Int(v.whole % 100)
+        let year = y >= 80 ? 1900 + y : 2000 + y
+        guard (1...12).contains(m), (1...RFC3339.daysInMonth(year: year, month: m)).contains(d) else { return nil }
+        return RFC3339.daysFromCivil(year: year, month: m, day: d)
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+import GeotriggerCore
+@testable import GeotriggerFormats
+
+/// NMEA 0183 lines, fields and cycles, on hand-made sentences whose values are worked out here.
+@Suite struct NMEASentencesTests {
+    /// A sentence with its checksum appended.
+    static func sentence(_ body: String) -> String {
+        let sum = body.utf8.reduce(UInt8(0), ^)
+        return "$" + body + "*" + String(sum, radix: 16, uppercase: true).leftPadded(2)
+    }
+
+    static func kind(_ line: String) -> NMEALine.Kind {
+        var l = line
+        return l.withByteView { NMEALine.classify($0) }
+    }
+
+    @Test func linesAreClassifiedByWhatTheyAre() {
+        let rmc = Self.sentence("GPRMC,125106,A,3854.5087,N,07726.4523,W,0.0,0.0,241011,10.5,W,S")
+        if case .fixSentence(.rmc, _) = Self.kind(rmc) {} else { Issue.record("RMC with a good checksum") }
+        if case .fixSentence(.rmc, _) = Self.kind(rmc + "\r") {} else { Issue.record("a CR at the end") }
+        // Binary bytes of a vendor packet before the sentence on its line.
+        if case .fixSentence(.gga, _) = Self.kind("\u{1}b\u{2}" + Self.sentence("GNGGA,011903.00,4552.65550,S,17030.00756,E,1,12,1.17,16.7,M,1.8,M,,")) {} else {
+            Issue.record("a sentence after binary bytes")
+        }
+        var damaged = Array(rmc)
+        damaged[10] = "7"
+        if case .badChecksum = Self.kind(String(damaged)) {} else { Issue.record("one digit changed") }
+        // Without a checksum (the HP 58534A writes none): read, its fields checked as any.
+        if case .fixSentence(.gga, _) = Self.kind("$GPGGA,222449,3349.0337,S,01843.9282,E,1,07,02.31,000115.4,M,0033.3,M,,") {} else {
+            Issue.record("no checksum")
+        }
+        if case .otherSentence = Self.kind(Self.sentence("GPGSV,3,1,10,03,41,050,46")) {} else { Issue.record("GSV") }
+        if case .otherSentence = Self.kind(Self.sentence("PGRME,1.7,M,2.4,M,3.0,M")) {} else { Issue.record("a vendor's sentence") }
+        if case .comment = Self.kind("# Name: Garmin GPSmap 76S") {} else { Issue.record("comment") }
+        if case .blank = Self.kind("  \r") {} else { Issue.record("blank") }
+        if case .noise = Self.kind("\u{b5}b\u{1}\u{7}") {} else { Issue.record("binary") }
+    }
+
+    @Test func fieldsAreReadExactly() {
+        func view<R>(_ s: String, _ body: (ByteView) -> R) -> R { var s = s; return s.withByteView(body) }
+        func angle(_ f: String, _ h: String, _ limit: Double) -> Double? { view(f) { f in view(h) { NMEAFields.angle(f, $0, limit: limit) } } }
+        let north: Double = 38 + 54.5087 / 60, west: Double = -(77 + 26.4523 / 60)
+        let noon: Double? = 46_266  // 12:51:06
+        #expect(view("125106") { NMEAFields.timeOfDay($0) } == noon)
+        let early: Double? = 11_239.25  // 03:07:19.25
+        #expect(view("030719.250") { NMEAFields.timeOfDay($0) } == early)
+        #expect(view("250000") { NMEAFields.timeOfDay($0) } == nil)
+        #expect(view("12510") { NMEAFields.timeOfDay($0) } == nil)
+        // 38° 54.5087′ N = 38 + 54.5087/60.
+        #expect(angle("3854.5087", "N", 90) == north)
+        #expect(angle("07726.4523", "W", 180) == west)
+        #expect(angle("9100.0000", "N", 90) == nil)
+        #expect(angle("3860.0000", "N", 90) == nil)
+        #expect(angle("3854.5087", "X", 90) == nil)
+        #expect(view("241011") { NMEACycles.day(ddmmyy: $0) } == RFC3339.daysFromCivil(year: 2011, month: 10, day: 24))
+        #expect(view("310299") { NMEACycles.day(ddmmyy: $0) } == nil)
+        #expect(view("010199") { NMEACycles.day(ddmmyy: $0) } == RFC3339.daysFromCivil(year: 1999, month: 1, day: 1))
+    }
+
+    /// Feeds sentences (bodies) to a cycle reader; returns the outcomes, the last cycle's included.
+    static func outcomes(_ bodies: [String]) -> [NMEACycles.Outcome] {
+        var cycles = NMEACycles()
+        var out: [NMEACycles.Outcome] = []
+        for body in bodies {
+            var line = sentence(body)
+            let o: NMEACycles.Outcome? = line.withByteView { v in
+                guard case .fixSentence(let type, let fields) = NMEALine.classify(v) else { return nil }
+                return cycles.take(type, fields)
+            }
+            if let o { out.append(o) }
+        }
+        if let o = cycles.finish() { out.append(o) }
+        return out
+    }
+
+    @Test func aCycleIsOneFixWithGGAsPositionAndTheDateOfItsRMC() {
+        let out = Self.outcomes([
+            "GPGGA,093802,5213.1439,N,02100.6511,E,2,10,0.9,137.2,M,36.2,M,,",
+            "GPGSA,A,3,03,06,15,16,18,19,21,22,,27,29,,1.6,0.9,1.3",
+            "GPRMC,093802,A,5213.143,N,02100.651,E,000.0,226.0,160305,004.2,E,D",
+            "GPGLL,5213.1439,N,02100.6511,E,093802,A,D",
+        ])
+        let day = Double(RFC3339.daysFromCivil(year: 2005, month: 3, day: 16))
+        let t: Double = day * 86_400 + 34_682  // 09:38:02
+        let latitude: Double = 52 + 13.1439 / 60, longitude: Double = 21 + 0.6511 / 60, accuracy: Double = 0.9 * 8
+        let expected: [NMEACycles.Outcome] = [.fix(t: t, latitude: latitude, longitude: longitude, accuracy: accuracy)]
+        #expect(out == expected)
+    }
+
+    @Test func voidCyclesAndCyclesBeforeAnyDateAreTold() {
+        let out = Self.outcomes([
+            "GPRMC,125106,V,3854.5087,N,07726.4523,W,0.0,0.0,241011,10.5,W,S",
+            "GPGGA,125106,3854.5087,N,07726.4523,W,8,10,2.0,268.8,M,-33.9,M,,",
+            "GPGGA,125107,3854.5087,N,07726.4523,W,1,00,2.0,268.8,M,-33.9,M,,",
+            "GPGGA,125108,3854.5087,N,07726.4523,W,1,05,2.0,268.8,M,-33.9,M,,",
+            "GPRMC,125109,A,3854.5087,N,07726.4523,W,0.0,0.0,241011,10.5,W,S",
+        ])
+        // Simulated (8), no satellite used, no date yet (the void RMC's date is not taken), a fix.
+        #expect(out.count == 4)
+        #expect(out[0] == .void && out[1] == .void && out[2] == .noDate)
+        if case .fix(let t, _, _, let accuracy) = out[3] {
+            let day = Double(RFC3339.daysFromCivil(year: 2011, month: 10, day: 24))
+            #expect(t == day * 86_400 + 46_269)  // 12:51:09
+            #expect(accuracy.isNaN)
+        } else {
+            Issue.record("\(out[3])")
+        }
+    }
+
+    @Test func timesMillisecondsApartAreOneCycleAndMidnightTakesTheNewDate() {
+        let out = Self.outcomes([
+            "GPGLL,5313.2228,N,00634.4228,E,235959.995,A",
+            "GPRMC,235959.99,A,5313.2228,N,00634.4228,E,00.0,000.0,200506,00,W",
+            "GPRMC,000000.99,A,5313.2227,N,00634.4228,E,00.0,000.0,210506,00,W",
+        ])
+        let day20 = Double(RFC3339.daysFromCivil(year: 2006, month: 5, day: 20)) * 86_400
+        #expect(out.count == 2)
+        if case .fix(let t0, _, _, _) = out[0], case .fix(let t1, _, _, _) = out[1] {
+            #expect(t0 == day20 + 86_399.99 && t1 == day20 + 86_400.99)
+        }
+    }
+
+    @Test func aCycleEndedEarlyPassesOverItsLateSentences() {
+        var cycles = NMEACycles()
+        func take(_ body: String) -> NMEACycles.Outcome? {
+            var line = Self.sentence(body)
+            return line.withByteView { v in
+                guard case .fixSentence(let type, let fields) = NMEALine.classify(v) else { return nil }
+                return cycles.take(type, fields)
+            }
+        }
+        #expect(take("GPRMC,093802,A,5213.1439,N,02100.6511,E,000.0,226.0,160305,004.2,E,D") == nil)
+        let early = cycles.finish()
+        if case .fix = early {} else { Issue.record("the input would block: the cycle ends") }
+        #expect(take("GPGGA,093802,5213.1439,N,02100.6511,E,2,10,0.9,137.2,M,36.2,M,,") == nil)
+        #expect(cycles.finish() == nil)
+        #expect(take("GPRMC,093803,A,5213.1439,N,02100.6511,E,000.0,226.0,160305,004.2,E,D") == nil)
+        if case .fix = cycles.finish() {} else { Issue.record("the next cycle") }
+    }
+}
+
+extension String {
+    func leftPadded(_ n: Int) -> String { String(repeating: "0", count: max(0, n - count)) + self }
+}
