@@ -29,7 +29,7 @@ struct GeotriggerCommand: ParsableCommand {
 
             `geotrigger help SUBCOMMAND` tells more about each.
             """,
-        subcommands: [ReplayCommand.self, MapCommand.self, ConsumeCommand.self, ScenarioCommand.self, MockKafkaCommand.self],
+        subcommands: [ReplayCommand.self, ConvertCommand.self, MapCommand.self, ConsumeCommand.self, ScenarioCommand.self, MockKafkaCommand.self],
         defaultSubcommand: nil
     )
 }
