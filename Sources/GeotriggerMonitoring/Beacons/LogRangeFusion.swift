@@ -45,11 +45,7 @@ extension PositionFusion {
     ///   anchors: a finite point near their line). `residual` is the nᵢ-weighted RMS of the range
     ///   residuals ‖x − bᵢ‖ − dᵢ in metres, as for `solve`; `iterations` the steps taken; `geometry`
     ///   as for `solve` (over the anchors `FusionAnchor.isUsable` accepts).
-    public static func solveLogRange(_ anchors: FusionAnchors) -> FusionFix {
-        anchors.withUnsafeBufferPointer { solveLogRange($0) }
-    }
-
-    package static func solveLogRange(_ a: UnsafeBufferPointer<FusionAnchor>) -> FusionFix {
+    public static func solveLogRange(_ a: FusionAnchors) -> FusionFix {
         @inline(__always) func usable(_ p: FusionAnchor) -> Bool { p.isUsable && p.distance > 0 }
 
         var usableCount = 0

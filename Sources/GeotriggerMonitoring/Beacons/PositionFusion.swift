@@ -1,6 +1,6 @@
 // PositionFusion.swift — weighted least-squares trilateration from beacon distances.
 //
-// Fixed capacity, no heap: anchors live in a 16-slot inline tuple (or a caller's buffer).
+// Fixed capacity, no heap: anchors live in a 16-slot inline array (`FusionAnchors`).
 
 import GeotriggerCore
 
@@ -45,41 +45,34 @@ public struct FusionAnchor: Sendable, Equatable {
 }
 
 /// Up to 16 anchors stored inline (no heap). When full, a new anchor replaces the lightest one if it
-/// is heavier, so the 16 most reliable (by default: nearest) beacons are kept.
-public struct FusionAnchors: Sendable {
+/// is heavier, so the 16 most reliable (by default: nearest) beacons are kept. The solvers read
+/// them in place (`PositionFusion.solve`, `solveLogRange`).
+public struct FusionAnchors: Sendable, RandomAccessCollection {
     public static let capacity = 16
 
-    private var storage: (
-        FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor,
-        FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor
-    ) = (
-        .zero, .zero, .zero, .zero, .zero, .zero, .zero, .zero,
-        .zero, .zero, .zero, .zero, .zero, .zero, .zero, .zero
-    )
+    private var storage = InlineArray<16, FusionAnchor>(repeating: .zero)
     public private(set) var count = 0
 
     public init() {}
 
     public var isEmpty: Bool { count == 0 }
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
 
     /// Adds an anchor; false when full and the anchor is no heavier than the lightest kept.
     @discardableResult
     public mutating func append(_ anchor: FusionAnchor) -> Bool {
         let n = count
-        let added = withUnsafeMutableBytes(of: &storage) { raw -> Bool in
-            let p = raw.baseAddress!.assumingMemoryBound(to: FusionAnchor.self)
-            if n < Self.capacity {
-                p[n] = anchor
-                return true
-            }
-            var lightest = 0
-            for i in 1..<n where p[i].weight < p[lightest].weight { lightest = i }
-            guard anchor.weight > p[lightest].weight else { return false }
-            p[lightest] = anchor
+        if n < Self.capacity {
+            storage[n] = anchor
+            count = n + 1
             return true
         }
-        if n < Self.capacity { count = n + 1 }
-        return added
+        var lightest = 0
+        for i in 1..<n where storage[i].weight < storage[lightest].weight { lightest = i }
+        guard anchor.weight > storage[lightest].weight else { return false }
+        storage[lightest] = anchor
+        return true
     }
 
     @discardableResult
@@ -89,18 +82,10 @@ public struct FusionAnchors: Sendable {
 
     public subscript(i: Int) -> FusionAnchor {
         precondition(i >= 0 && i < count, "anchor index out of range")
-        return withUnsafeBufferPointer { $0[i] }
+        return storage[unchecked: i]
     }
 
     public mutating func removeAll() { count = 0 }
-
-    /// The anchors as a contiguous buffer, valid inside `body` only.
-    package func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<FusionAnchor>) throws -> R) rethrows -> R {
-        let n = count
-        return try withUnsafeBytes(of: storage) { raw in
-            try body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: FusionAnchor.self), count: n))
-        }
-    }
 }
 
 /// A fused position and how far to trust it.
@@ -165,11 +150,7 @@ public enum PositionFusion {
     /// below this fraction of it (see the type's notes).
     public static let switchRatio = 0.25
 
-    public static func solve(_ anchors: FusionAnchors) -> FusionFix {
-        anchors.withUnsafeBufferPointer { solve($0) }
-    }
-
-    package static func solve(_ a: UnsafeBufferPointer<FusionAnchor>) -> FusionFix {
+    public static func solve(_ a: FusionAnchors) -> FusionFix {
         var usable = 0
         var first = -1, second = -1
         var sw = 0.0, cx = 0.0, cy = 0.0
@@ -217,7 +198,7 @@ public enum PositionFusion {
 
     /// Σ wᵢ (|p − aᵢ| − dᵢ)² over usable anchors.
     @inline(__always)
-    static func cost(_ a: UnsafeBufferPointer<FusionAnchor>, _ x: Double, _ y: Double) -> Double {
+    static func cost(_ a: FusionAnchors, _ x: Double, _ y: Double) -> Double {
         var c = 0.0
         for i in a.indices where a[i].isUsable {
             let dx = x - a[i].x, dy = y - a[i].y
@@ -234,7 +215,7 @@ public enum PositionFusion {
     /// converges only linearly, sometimes very slowly, when noisy ranges leave large residuals. The
     /// full (Newton) matrix is used whenever it is positive definite, the Gauss–Newton one otherwise;
     /// a step is taken only if it does not raise the cost, the damping growing until one does.
-    static func refine(_ a: UnsafeBufferPointer<FusionAnchor>, x x0: Double, y y0: Double)
+    static func refine(_ a: FusionAnchors, x x0: Double, y y0: Double)
         -> (x: Double, y: Double, cost: Double, iterations: Int)
     {
         var x = x0, y = y0
@@ -299,7 +280,7 @@ public enum PositionFusion {
     /// The linearised solution: subtracting the heaviest anchor's squared-range equation from the
     /// others gives equations linear in p, solved by weighted least squares (coordinates taken about
     /// the centroid for conditioning). Nil when the anchors are (nearly) collinear.
-    static func linearStart(_ a: UnsafeBufferPointer<FusionAnchor>, cx: Double, cy: Double) -> (Double, Double)? {
+    static func linearStart(_ a: FusionAnchors, cx: Double, cy: Double) -> (Double, Double)? {
         var ref = -1
         for i in a.indices where a[i].isUsable && (ref < 0 || a[i].weight > a[ref].weight) { ref = i }
         let rx = a[ref].x - cx, ry = a[ref].y - cy, rd = a[ref].distance
@@ -327,7 +308,7 @@ public enum PositionFusion {
     /// 2·λ_min(Σ uᵢuᵢᵀ) / n at (x, y), in [0, 1]; 0 when the anchors themselves lie on a line
     /// (their spread across it below 5 % of the spread along it), where the mirror image of any
     /// fix across that line fits as well.
-    static func geometry(_ a: UnsafeBufferPointer<FusionAnchor>, _ x: Double, _ y: Double) -> Double {
+    static func geometry(_ a: FusionAnchors, _ x: Double, _ y: Double) -> Double {
         var n = 0.0, a11 = 0.0, a12 = 0.0, a22 = 0.0
         var sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0, syy = 0.0, m = 0.0
         for i in a.indices where a[i].isUsable {
