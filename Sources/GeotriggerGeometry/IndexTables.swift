@@ -97,7 +97,8 @@ struct CircleTables {
 
     @usableFromInline let header: UnsafeMutablePointer<Header>
 
-    /// Room for `capacity` regions and as many circles, none yet (`initialize`, `setCounts`).
+    /// Room for `capacity` regions and as many circles, none yet (`initializeHot`,
+    /// `initializeSlow`, then `setCounts`).
     init(capacity: Int) {
         // Plain values: their lines are moved and freed as bytes, never deinitialized.
         assert(_isPOD(HotCircle.self) && _isPOD(CircleCore.self))

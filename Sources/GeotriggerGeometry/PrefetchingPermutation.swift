@@ -32,9 +32,13 @@ enum PrefetchingPermutation {
     static func permute<Table: PermutableTable>(_ table: Table, source: [Int32], moved: inout [Bool]) {
         let n = source.count
         precondition(n == table.count, "one position per entry")
-        if moved.count != n { moved = [Bool](repeating: false, count: n) }
+        if moved.count == n {
+            var done = moved.mutableSpan
+            done.update(repeating: false)
+        } else {
+            moved = [Bool](repeating: false, count: n)
+        }
         var done = moved.mutableSpan
-        done.update(repeating: false)
         let order = source.span
         for start in 0..<n where !done[unchecked: start] {
             done[unchecked: start] = true

@@ -1,5 +1,4 @@
 import CGEOS
-import CPrefetch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -440,7 +439,9 @@ public final class RegionIndex {
     /// Items whose envelope meets the box, from whichever tree the index was built with.
     private func query(minX: Double, minY: Double, maxX: Double, maxY: Double,
                        appending: Bool = false) -> FoundRegions {
-        if let tree { return FoundRegions(tree.query(minX: minX, minY: minY, maxX: maxX, maxY: maxY, appending: appending)) }
+        if let tree {
+            return FoundRegions(tree.query(minX: minX, minY: minY, maxX: maxX, maxY: maxY, appending: appending))
+        }
         // GEOS 3.11 makes a point of a degenerate rectangle; either way its envelope is the box.
         guard let box = GEOSGeom_createRectangle_r(context.handle, minX, minY, maxX, maxY) else {
             preconditionFailure("GEOS could not make a query rectangle: \(context.takeError("createRectangle"))")

@@ -56,7 +56,8 @@ struct AlignedBuffer<Element> {
     /// Starts loading, for writing, the line of element `i` at `byteOffset` in it.
     @inline(__always)
     func prefetchForWriting(_ i: Int, byteOffset: Int) {
-        assert(i >= 0 && i < count && byteOffset >= 0 && byteOffset < MemoryLayout<Element>.stride, "element out of range")
+        assert(i >= 0 && i < count && byteOffset >= 0 && byteOffset < MemoryLayout<Element>.stride,
+               "element out of range")
         geotrigger_prefetch_write(UnsafeRawPointer(base + i) + byteOffset)
     }
 
@@ -87,7 +88,8 @@ struct TwoColumns<First, Second> {
     private(set) var room: Int32 = 0
 
     init() {
-        assert(MemoryLayout<First>.stride == 4 && MemoryLayout<Second>.stride == 4 && _isPOD(First.self) && _isPOD(Second.self))
+        assert(MemoryLayout<First>.stride == 4 && MemoryLayout<Second>.stride == 4
+               && _isPOD(First.self) && _isPOD(Second.self))
     }
 
     @inline(__always) private var firsts: UnsafeMutablePointer<First> {
@@ -158,16 +160,22 @@ struct TwoColumns<First, Second> {
         room = Int32(target)
     }
 
-    /// Starts loading the byte at `byteOffset` of the first column, or of the second; nothing
-    /// without a buffer. A hint: it may name a byte past the column (a prefetch never faults).
-    @inline(__always) func prefetchFirsts(byteOffset: Int) {
+    /// Starts loading the bytes at offsets `a` and `b` of the first column; nothing without a
+    /// buffer. A hint: an offset may lie past the column (a prefetch never faults).
+    @inline(__always) func prefetchFirsts(_ a: Int, _ b: Int) {
         guard let storage else { return }
-        geotrigger_prefetch(storage + byteOffset)
+        geotrigger_prefetch(storage + a)
+        geotrigger_prefetch(storage + b)
     }
 
-    @inline(__always) func prefetchSeconds(byteOffset: Int) {
+    /// Starts loading the bytes at offsets `a` and `b` of each column (as `prefetchFirsts`).
+    @inline(__always) func prefetchBoth(_ a: Int, _ b: Int) {
         guard let storage else { return }
-        geotrigger_prefetch(storage + (Int(room) * 4 + byteOffset))
+        let seconds = storage + Int(room) * 4
+        geotrigger_prefetch(storage + a)
+        geotrigger_prefetch(storage + b)
+        geotrigger_prefetch(seconds + a)
+        geotrigger_prefetch(seconds + b)
     }
 
     mutating func free() {

@@ -1,5 +1,3 @@
-import CBoxes
-import CPrefetch
 import GeotriggerCore
 #if canImport(Glibc)
 import Glibc
@@ -273,7 +271,8 @@ extension Monitor {
                 evaluate(slot, d, t, q, index.candidates(at: q.coordinate), first: stage == .firstPlain, safe: nil)
             case .refresh, .firstRefresh:
                 let from = batch.candidateStarts[k]
-                let box = from < 0 ? nil : RegionCandidates(batch.candidates, from: Int(from), count: Int(batch.candidateCounts[k]))
+                let box = from < 0 ? nil
+                    : RegionCandidates(batch.candidates, from: Int(from), count: Int(batch.candidateCounts[k]))
                 refresh(slot, d, t, q, first: stage == .firstRefresh, batch.plans[k], candidates: box)
             case .done:
                 break

@@ -1,5 +1,4 @@
 import CBoxes
-import CPrefetch
 import GeotriggerCore
 import GeotriggerRuntime
 
@@ -7,11 +6,12 @@ import GeotriggerRuntime
 /// reach of where it was taken, in region order, each with the odometer reading at which it must
 /// be retested (`Monitor.NearRegion`).
 ///
-/// Kept as two columns in one buffer (`TwoColumns`), `room` Float clearances and then `room` keys (16-byte
-/// aligned: 64-byte alignment cost glibc about 90 bytes a device on city, with no measurable
-/// gain in time), with `room` a multiple of 4 and the clearances past `count` set to +∞: a fix
-/// finds the regions due a block of 16 at a time, with one compare per 4 (`geotrigger_due`), and
-/// retests them in place, in region order, so the list is never sorted or merged. (Rooms of whole
+/// Kept as two columns in one buffer (`TwoColumns`), `room` Float clearances and then `room` keys
+/// (16-byte aligned: 64-byte alignment cost glibc about 90 bytes a device on city, with no
+/// measurable gain in time), with `room` a multiple of 4 and the clearances past `count` set to
+/// +∞: a fix finds the regions due a block of 16 at a time, with one compare per 4
+/// (`geotrigger_due`), and retests them in place, in region order, so the list is never sorted
+/// or merged. (Rooms of whole
 /// blocks of 16 left 6 entries, 46 bytes, unused in a city device's list of 12.) A value type
 /// with manual ownership, as `PodList`: whoever holds the live copy calls `free()` once; copies
 /// are views.
@@ -42,7 +42,9 @@ struct Neighbourhood {
     @inline(__always)
     func due(block b: Int, limit: Float, rest: inout Float) -> UInt32 {
         let groups = min(4, (Int(room) - 16 * b) >> 2)
-        let found = columns.withFirsts(from: 16 * b, count: 4 * groups) { geotrigger_due($0, Int32(groups), limit, rest) }
+        let found = columns.withFirsts(from: 16 * b, count: 4 * groups) {
+            geotrigger_due($0, Int32(groups), limit, rest)
+        }
         rest = found.rest
         return found.mask
     }
@@ -92,11 +94,7 @@ struct Neighbourhood {
     /// line (its buffer is 16-byte aligned), so the retests that follow miss on neither.
     @inline(__always)
     func prefetch() {
-        let bytes = min(Int(room), 16) * 4
-        columns.prefetchFirsts(byteOffset: 0)
-        columns.prefetchFirsts(byteOffset: bytes - 1)
-        columns.prefetchSeconds(byteOffset: 0)
-        columns.prefetchSeconds(byteOffset: bytes - 1)
+        columns.prefetchBoth(0, min(Int(room), 16) * 4 - 1)
     }
 
     mutating func free() {

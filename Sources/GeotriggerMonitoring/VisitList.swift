@@ -1,9 +1,8 @@
 import CBoxes
-import CPrefetch
 
-/// A device's visits in region order: 8 bytes a visit, as two columns in one buffer (`TwoColumns`), the keys
-/// (UInt32: the region shifted left by two, bit 1 dwelled, bit 0 silent) and then the entry
-/// times' codes (`EntryTimes`).
+/// A device's visits in region order: 8 bytes a visit, as two columns in one buffer
+/// (`TwoColumns`), the keys (UInt32: the region shifted left by two, bit 1 dwelled, bit 0
+/// silent) and then the entry times' codes (`EntryTimes`).
 ///
 /// A city device is inside about 20 circles at once, so its visits are most of what it holds.
 /// As 16-byte structs (region, flags, time) with capacity grown by half they took about 525 bytes;
@@ -142,16 +141,13 @@ struct VisitList {
     /// Prefetches the first keys (32 visits' worth) for a coming region search, with no branch on
     /// the list's length; a line past the end is a wasted hint, never a fault.
     @inline(__always) func prefetchKeys() {
-        columns.prefetchFirsts(byteOffset: 0)
-        columns.prefetchFirsts(byteOffset: 64)
+        columns.prefetchFirsts(0, 64)
     }
 
     /// Prefetches the first keys and the first codes (32 visits' worth of each): what an edit
     /// of the list reads and moves.
     @inline(__always) func prefetchAll() {
-        prefetchKeys()
-        columns.prefetchSeconds(byteOffset: 0)
-        columns.prefetchSeconds(byteOffset: 64)
+        columns.prefetchBoth(0, 64)
     }
 
     mutating func free() {

@@ -350,10 +350,10 @@ struct SeededNoise {
                 var gridBest = Double.infinity
                 for i in -50...50 {
                     for j in -50...50 {
-                        gridBest = min(gridBest, PositionFusion.cost(a, fix.x + 0.01 * Double(i), fix.y + 0.01 * Double(j)))
+                        gridBest = min(gridBest, PositionFusion.cost(&a, fix.x + 0.01 * Double(i), fix.y + 0.01 * Double(j)))
                     }
                 }
-                let fitted = PositionFusion.cost(a, fix.x, fix.y)
+                let fitted = PositionFusion.cost(&a, fix.x, fix.y)
                 if fitted > gridBest + 1e-12 { worse += 1 }
             }
             #expect(worse == 0)
