@@ -70,9 +70,7 @@ public final class GEOSGeometry {
                     for h in holes { GEOSGeom_destroy_r(ctx, h) }
                     throw error
                 }
-                let poly = holes.withUnsafeMutableBufferPointer { buf in
-                    GEOSGeom_createPolygon_r(ctx, shell, buf.baseAddress, UInt32(buf.count))
-                }
+                let poly = GEOSGeom_createPolygon_r(ctx, shell, &holes, UInt32(holes.count))
                 guard let poly else { throw GEOSError(message: context.takeError("cannot create polygon")) }
                 made.append(poly)
             }
@@ -81,9 +79,7 @@ public final class GEOSGeometry {
                 return
             }
             var parts: [OpaquePointer?] = made
-            let multi = parts.withUnsafeMutableBufferPointer { buf in
-                GEOSGeom_createCollection_r(ctx, Int32(GEOS_MULTIPOLYGON.rawValue), buf.baseAddress, UInt32(buf.count))
-            }
+            let multi = GEOSGeom_createCollection_r(ctx, Int32(GEOS_MULTIPOLYGON.rawValue), &parts, UInt32(parts.count))
             guard let multi else {
                 throw GEOSError(message: context.takeError("cannot create multipolygon"))
             }

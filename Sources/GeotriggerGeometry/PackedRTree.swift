@@ -230,7 +230,7 @@ public final class PackedRTree {
         PrefetchingPermutation.permute(&items, source: source, moved: &moved)
         boxes.withUnsafeMutableBufferPointer { boxes in
             boxes.baseAddress!.withMemoryRebound(to: SIMD4<Double>.self, capacity: n) { leaves in
-                source.withUnsafeBufferPointer { PrefetchingPermutation.permute(leaves, source: $0, moved: &moved) }
+                PrefetchingPermutation.permute(TableRows(base: leaves, count: n), source: source, moved: &moved)
             }
         }
     }

@@ -1,4 +1,17 @@
-import CPrefetch
+/// A table `PrefetchingPermutation` can reorder: entries by position, moved one at a time
+/// (`TableRows`: the circle tables' lines, a tree's leaves, an array's elements).
+protocol PermutableTable {
+    associatedtype Element
+    var count: Int { get }
+    /// Starts loading entry `i` (a hint).
+    func prefetchEntry(_ i: Int)
+    /// Moves entry `i` out, leaving its place to be filled (`moveEntry`, `put`).
+    func take(_ i: Int) -> Element
+    /// Moves entry `from` into the empty place `to`, leaving `from` empty.
+    func moveEntry(from: Int, to: Int)
+    /// Fills the empty place `i`.
+    func put(_ e: Element, at i: Int)
+}
 
 /// Reorders a table in place by a permutation: afterwards `table[k]` holds what was at
 /// `table[source[k]]`, for every k. Each cycle of the permutation is walked once, moving every
@@ -16,47 +29,47 @@ enum PrefetchingPermutation {
     static let distance = 16
 
     /// `moved`: scratch, one flag per entry (reused between tables of one permutation).
-    static func permute<T>(_ table: UnsafeMutablePointer<T>, source: UnsafeBufferPointer<Int32>, moved: inout [Bool]) {
+    static func permute<Table: PermutableTable>(_ table: Table, source: [Int32], moved: inout [Bool]) {
         let n = source.count
+        precondition(n == table.count, "one position per entry")
         if moved.count == n {
-            moved.withUnsafeMutableBufferPointer { $0.update(repeating: false) }
+            var done = moved.mutableSpan
+            done.update(repeating: false)
         } else {
             moved = [Bool](repeating: false, count: n)
         }
-        moved.withUnsafeMutableBufferPointer { moved in
-            for start in 0..<n where !moved[start] {
-                moved[start] = true
-                var from = Int(source[start])
-                if from == start { continue }
-                // The runner: `ahead` is `distance` steps further on this cycle, until it is back
-                // at `start`.
-                var ahead = from
-                for _ in 0..<distance where ahead != start {
-                    geotrigger_prefetch(table + ahead)
-                    ahead = Int(source[ahead])
-                }
-                let saved = (table + start).move()
-                var k = start
-                while from != start {
-                    (table + k).moveInitialize(from: table + from, count: 1)
-                    k = from
-                    moved[k] = true
-                    from = Int(source[k])
-                    if ahead != start {
-                        geotrigger_prefetch(table + ahead)
-                        ahead = Int(source[ahead])
-                    }
-                }
-                (table + k).initialize(to: saved)
+        var done = moved.mutableSpan
+        let order = source.span
+        for start in 0..<n where !done[unchecked: start] {
+            done[unchecked: start] = true
+            var from = Int(order[unchecked: start])
+            if from == start { continue }
+            // The runner: `ahead` is `distance` steps further on this cycle, until it is back
+            // at `start`.
+            var ahead = from
+            for _ in 0..<distance where ahead != start {
+                table.prefetchEntry(ahead)
+                ahead = Int(order[unchecked: ahead])
             }
+            let saved = table.take(start)
+            var k = start
+            while from != start {
+                table.moveEntry(from: from, to: k)
+                k = from
+                done[unchecked: k] = true
+                from = Int(order[unchecked: k])
+                if ahead != start {
+                    table.prefetchEntry(ahead)
+                    ahead = Int(order[unchecked: ahead])
+                }
+            }
+            table.put(saved, at: k)
         }
     }
 
     /// `array` reordered in place: element `k` becomes what was at `source[k]`.
     static func permute<T>(_ array: inout [T], source: [Int32], moved: inout [Bool]) {
         precondition(source.count == array.count, "one position per element")
-        array.withUnsafeMutableBufferPointer { table in
-            source.withUnsafeBufferPointer { permute(table.baseAddress!, source: $0, moved: &moved) }
-        }
+        array.withRows { permute($0, source: source, moved: &moved) }
     }
 }

@@ -1,5 +1,4 @@
 import CGEOS
-import CPrefetch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -82,26 +81,12 @@ public final class RegionIndex {
     /// (`RegionOrder.spatial`, `.reordered`); nil when it is in the given order. 4 bytes a region.
     /// A region added live takes its own number as its given position (after every other).
     @exclusivity(unchecked) public private(set) var givenPositions: [Int32]?
-    /// The tables the hot path reads, behind a pointer that never changes: they grow when regions
-    /// are added live, and a read through a `let` pointer takes no exclusivity check (a class's
-    /// `var` read from another module's inlined code would, at every test).
-    @usableFromInline struct Tables {
-        /// Per region, what the hot path reads of its circle (`HotCircle.none` for other shapes):
-        /// one 64-byte-aligned cache line each, so a test costs at most one miss.
-        @usableFromInline var hot: UnsafeMutablePointer<HotCircle>
-        @usableFromInline var count: Int
-        var capacity: Int
-        /// Per circle, its center and radii: what Karney's distance needs where the chord bound of
-        /// the `hot` table leaves a point open (a few micrometres around the boundary), and what
-        /// inspection reads. Full `GeodesicCircle`s are made on demand (`circle(_:)`).
-        var slow: UnsafeMutablePointer<CircleCore>
-        var circles: Int
-        var slowCapacity: Int
-    }
-    /// Owned here, as are the tables it points to.
-    @usableFromInline let tables: UnsafeMutablePointer<Tables>
-    @inlinable var hot: UnsafeMutablePointer<HotCircle> { @inline(__always) get { tables.pointee.hot } }
-    @usableFromInline var slow: UnsafeMutablePointer<CircleCore> { @inline(__always) get { tables.pointee.slow } }
+    /// The circle tables the hot path reads (`CircleTables`): they grow when regions are added
+    /// live, and a read through this `let` takes no exclusivity check (a class's `var` read from
+    /// another module's inlined code would, at every test). Owned here.
+    @usableFromInline let tables: CircleTables
+    @inlinable var hot: TableRows<HotCircle> { @inline(__always) get { tables.hot } }
+    @usableFromInline var slow: TableRows<CircleCore> { @inline(__always) get { tables.slow } }
     /// The prepared polygons, by region.
     @exclusivity(unchecked) var polygons: [Int32: GEOSPreparedGeometry]
     /// The margin circles added live get (as those of `init`).
@@ -139,33 +124,26 @@ public final class RegionIndex {
         slots.reserveCapacity(regions.count)
         // One slot and one hot entry per region, filled in region order, and a slow line per
         // circle (room for every region: the pages past the last circle are never touched).
-        let hot = UnsafeMutableRawPointer.allocate(byteCount: max(1, regions.count) * MemoryLayout<HotCircle>.stride,
-                                                   alignment: 64).bindMemory(to: HotCircle.self, capacity: regions.count)
-        let slow = UnsafeMutablePointer<CircleCore>.allocate(capacity: max(1, regions.count))
+        let tables = CircleTables(capacity: regions.count)
         var circles = 0
         // Freed here if building throws (an invalid polygon, a GEOS failure); `deinit` frees them
         // once the index is complete.
         var complete = false
         defer {
-            if !complete {
-                hot.deinitialize(count: slots.count)
-                UnsafeMutableRawPointer(hot).deallocate()
-                slow.deinitialize(count: circles)
-                slow.deallocate()
-            }
+            if !complete { tables.free() }
         }
         func add(_ circle: GeodesicCircle?) {
-            (hot + slots.count).initialize(to: circle?.hot ?? .none)
+            tables.initializeHot(slots.count, to: circle?.hot ?? .none)
             if let circle {
                 slots.append(Int32(circles))
-                (slow + circles).initialize(to: circle.core)
+                tables.initializeSlow(circles, to: circle.core)
                 circles += 1
             }
         }
         var preparedPolygons: [Int32: GEOSPreparedGeometry] = [:]
         var rects: PackedRTree.Builder
         if SplitWork.worthwhile(regions.count), regions.allSatisfy({ if case .circle = $0.shape { true } else { false } }) {
-            rects = Self.circlesOnTwoThreads(regions, hysteresis: hysteresis, hot: hot, slow: slow)
+            rects = Self.circlesOnTwoThreads(regions, hysteresis: hysteresis, tables: tables)
             slots = Array(0..<Int32(regions.count))
             circles = regions.count
         } else {
@@ -208,6 +186,7 @@ public final class RegionIndex {
                 }
             }
         }
+        tables.setCounts(regions: regions.count, circles: circles)
         var regions = consume regions
         var givenPositions: [Int32]? = nil
         if case .reordered(let positions) = order {
@@ -243,19 +222,16 @@ public final class RegionIndex {
                 // lines on another when there are enough (`SplitWork`).
                 var movedRegions: [Bool] = [], movedLines: [Bool] = []
                 func moveLines() {
-                    given.withUnsafeBufferPointer { PrefetchingPermutation.permute(hot, source: $0, moved: &movedLines) }
-                    slowSource.withUnsafeBufferPointer { PrefetchingPermutation.permute(slow, source: $0, moved: &movedLines) }
+                    PrefetchingPermutation.permute(tables.hot, source: given, moved: &movedLines)
+                    PrefetchingPermutation.permute(tables.slow, source: slowSource, moved: &movedLines)
                 }
-                regions.withUnsafeMutableBufferPointer { table in
-                    let base = table.baseAddress!
-                    given.withUnsafeBufferPointer { given in
-                        func moveRegions() { PrefetchingPermutation.permute(base, source: given, moved: &movedRegions) }
-                        if SplitWork.worthwhile(given.count) {
-                            SplitWork.run(moveRegions, alongside: moveLines)
-                        } else {
-                            moveRegions()
-                            moveLines()
-                        }
+                regions.withRows { rows in
+                    func moveRegions() { PrefetchingPermutation.permute(rows, source: given, moved: &movedRegions) }
+                    if SplitWork.worthwhile(given.count) {
+                        SplitWork.run(moveRegions, alongside: moveLines)
+                    } else {
+                        moveRegions()
+                        moveLines()
                     }
                 }
                 slots = newSlots
@@ -267,15 +243,14 @@ public final class RegionIndex {
         }
         // Each region's slow line (≥ 0), or −1 for a polygon, −2 for no geometry, and its given
         // position, kept in its hot line only.
+        let hot = tables.hot
         for k in slots.indices {
             hot[k].slot = slots[k]
             hot[k].given = givenPositions?[k] ?? Int32(k)
         }
         self.regions = regions
         self.givenPositions = givenPositions
-        tables = UnsafeMutablePointer<Tables>.allocate(capacity: 1)
-        tables.initialize(to: Tables(hot: hot, count: regions.count, capacity: max(1, regions.count), slow: slow,
-                                     circles: circles, slowCapacity: max(1, regions.count)))
+        self.tables = tables
         self.polygons = preparedPolygons
         switch kind {
         case .packed:
@@ -300,38 +275,32 @@ public final class RegionIndex {
     /// The build's first step when every region is a circle, and there are enough of them:
     /// region i's hot and slow lines go at i, so two threads (`SplitWork`) fill a half each; their
     /// envelopes, the first half's then the second's, make the builder one thread would.
-    private static func circlesOnTwoThreads(_ regions: [Region], hysteresis: Hysteresis, hot: UnsafeMutablePointer<HotCircle>,
-                                            slow: UnsafeMutablePointer<CircleCore>) -> PackedRTree.Builder {
+    private static func circlesOnTwoThreads(_ regions: [Region], hysteresis: Hysteresis,
+                                            tables: CircleTables) -> PackedRTree.Builder {
         let n = regions.count, half = n / 2
         var first = PackedRTree.Builder(capacity: n), second = PackedRTree.Builder(capacity: n - half)
-        regions.withUnsafeBufferPointer { all in
-            func fill(_ range: Range<Int>, _ boxes: inout PackedRTree.Builder) {
-                for i in range {
-                    guard case .circle(let center, let radius) = all[i].shape else { continue }
-                    let circle = Self.circle(center: center, radius: radius, hysteresis: hysteresis)
-                    boxes.append(circle, item: i)
-                    (hot + i).initialize(to: circle.hot)
-                    (slow + i).initialize(to: circle.core)
-                }
+        func fill(_ range: Range<Int>, _ boxes: inout PackedRTree.Builder) {
+            for i in range {
+                guard case .circle(let center, let radius) = regions[i].shape else { continue }
+                let circle = Self.circle(center: center, radius: radius, hysteresis: hysteresis)
+                boxes.append(circle, item: i)
+                tables.initializeHot(i, to: circle.hot)
+                tables.initializeSlow(i, to: circle.core)
             }
-            SplitWork.run({ fill(0..<half, &first) }, alongside: { fill(half..<n, &second) })
         }
+        SplitWork.run({ fill(0..<half, &first) }, alongside: { fill(half..<n, &second) })
         first.append(contentsOf: second)
         return first
     }
 
     deinit {
-        hot.deinitialize(count: count)
-        UnsafeMutableRawPointer(hot).deallocate()
-        slow.deallocate()
-        tables.deinitialize(count: 1)
-        tables.deallocate()
+        tables.free()
         amended.free()
         if let queryPoint { GEOSGeom_destroy_r(context.handle, queryPoint) }
     }
 
     /// Regions by number, removed ones included.
-    @inlinable public var count: Int { tables.pointee.count }
+    @inlinable public var count: Int { tables.count }
 
     // MARK: Live changes
 
@@ -368,34 +337,8 @@ public final class RegionIndex {
                 throw RegionFileError(file: "", id: region.id, reason: "invalid polygon: \(error)")
             }
         }
-        var t = tables.pointee
-        if t.count == t.capacity {
-            let capacity = max(64, t.capacity * 2)
-            let grown = UnsafeMutableRawPointer.allocate(byteCount: capacity * MemoryLayout<HotCircle>.stride, alignment: 64)
-                .bindMemory(to: HotCircle.self, capacity: capacity)
-            grown.moveInitialize(from: t.hot, count: t.count)
-            UnsafeMutableRawPointer(t.hot).deallocate()
-            t.hot = grown
-            t.capacity = capacity
-        }
-        entry.slot = -1
-        if let core {
-            if t.circles == t.slowCapacity {
-                let capacity = max(64, t.slowCapacity * 2)
-                let grown = UnsafeMutablePointer<CircleCore>.allocate(capacity: capacity)
-                grown.moveInitialize(from: t.slow, count: t.circles)
-                t.slow.deallocate()
-                t.slow = grown
-                t.slowCapacity = capacity
-            }
-            (t.slow + t.circles).initialize(to: core)
-            entry.slot = Int32(t.circles)
-            t.circles += 1
-        }
         entry.given = r
-        (t.hot + t.count).initialize(to: entry)
-        t.count += 1
-        tables.pointee = t
+        tables.append(entry, core: core)
         regions.append(region)
         givenPositions?.append(r)
         if let prepared { polygons[r] = prepared }
@@ -436,11 +379,11 @@ public final class RegionIndex {
     /// A query's answer once regions changed: the trees' regions that were not removed, then the
     /// overlay's whose envelope meets the box (or the second box, for a point on the antimeridian);
     /// ascending, as the overlay's numbers follow every tree region's.
-    private func amend(_ found: UnsafeBufferPointer<Int32>, minX: Double, minY: Double, maxX: Double, maxY: Double,
-                       orAtLongitude other: Double? = nil) -> UnsafeBufferPointer<Int32> {
+    private func amend(_ found: RegionCandidates, minX: Double, minY: Double, maxX: Double, maxY: Double,
+                       orAtLongitude other: Double? = nil) -> RegionCandidates {
         amended.removeAll()
         if removed.isEmpty {
-            amended.append(contentsOf: found)
+            amended.append(contentsOf: found.buffer)
         } else {
             for r in found where !removed[Int(r)] { amended.append(r) }
         }
@@ -449,7 +392,7 @@ public final class RegionIndex {
             if amended.count > 0 && amended[Int(amended.count) - 1] == e.region { continue }
             amended.append(e.region)
         }
-        return UnsafeBufferPointer(amended.buffer)
+        return RegionCandidates(amended)
     }
 
     /// Regions whose envelope contains `p`, ascending and without duplicates (the packed tree may
@@ -458,10 +401,6 @@ public final class RegionIndex {
     /// Every region that `p` is inside of, or not yet beyond the exit margin of, is among them.
     /// The buffer is reused by the next call. Also sets the point the polygon tests use.
     package func candidates(at p: Coordinate) -> RegionCandidates {
-        RegionCandidates(unsafe: candidateBuffer(at: p))
-    }
-
-    private func candidateBuffer(at p: Coordinate) -> UnsafeBufferPointer<Int32> {
         setQueryPoint(p)
         var found = query(minX: p.longitude, minY: p.latitude, maxX: p.longitude, maxY: p.latitude)
         // Envelopes split at the antimeridian end at +180 or start at -180: a point on that line
@@ -469,7 +408,7 @@ public final class RegionIndex {
         if p.longitude == 180 || p.longitude == -180 {
             found = query(minX: -p.longitude, minY: p.latitude, maxX: -p.longitude, maxY: p.latitude, appending: true)
         }
-        let answer = Self.sortedUnique(found)
+        let answer = found.sortedUnique()
         if !hasLiveChanges { return answer }
         return amend(answer, minX: p.longitude, minY: p.latitude, maxX: p.longitude, maxY: p.latitude,
                      orAtLongitude: p.longitude == 180 || p.longitude == -180 ? -p.longitude : nil)
@@ -482,10 +421,6 @@ public final class RegionIndex {
     /// Any region not returned cannot contain a point within `metres` of `p`, so a device that
     /// stays that close needs no new query.
     package func candidates(around p: Coordinate, metres: Double) -> RegionCandidates? {
-        candidateBuffer(around: p, metres: metres).map(RegionCandidates.init(unsafe:))
-    }
-
-    private func candidateBuffer(around p: Coordinate, metres: Double) -> UnsafeBufferPointer<Int32>? {
         // Degrees that certainly cover `metres`: at least 110,000 m per degree of latitude, and
         // 111,000·cos(latitude) per degree of longitude at the box's most poleward latitude.
         let dLat = metres / 110_000
@@ -494,8 +429,8 @@ public final class RegionIndex {
         let dLon = metres / (111_000 * cos(poleward * .pi / 180))
         guard p.longitude - dLon > -180, p.longitude + dLon < 180 else { return nil }
         setQueryPoint(p)
-        let answer = Self.sortedUnique(query(minX: p.longitude - dLon, minY: p.latitude - dLat,
-                                             maxX: p.longitude + dLon, maxY: p.latitude + dLat))
+        let answer = query(minX: p.longitude - dLon, minY: p.latitude - dLat,
+                           maxX: p.longitude + dLon, maxY: p.latitude + dLat).sortedUnique()
         if !hasLiveChanges { return answer }
         return amend(answer, minX: p.longitude - dLon, minY: p.latitude - dLat, maxX: p.longitude + dLon,
                      maxY: p.latitude + dLat)
@@ -503,32 +438,16 @@ public final class RegionIndex {
 
     /// Items whose envelope meets the box, from whichever tree the index was built with.
     private func query(minX: Double, minY: Double, maxX: Double, maxY: Double,
-                       appending: Bool = false) -> UnsafeMutableBufferPointer<Int32> {
-        if let tree { return tree.query(minX: minX, minY: minY, maxX: maxX, maxY: maxY, appending: appending) }
+                       appending: Bool = false) -> FoundRegions {
+        if let tree {
+            return FoundRegions(tree.query(minX: minX, minY: minY, maxX: maxX, maxY: maxY, appending: appending))
+        }
         // GEOS 3.11 makes a point of a degenerate rectangle; either way its envelope is the box.
         guard let box = GEOSGeom_createRectangle_r(context.handle, minX, minY, maxX, maxY) else {
             preconditionFailure("GEOS could not make a query rectangle: \(context.takeError("createRectangle"))")
         }
         defer { GEOSGeom_destroy_r(context.handle, box) }
-        return geosTree!.query(handle: box, appending: appending)
-    }
-
-    /// Sorts query results in place and drops repeats (a region split at the antimeridian has two
-    /// envelopes). The monitor tests them, and merges them with visits, in region order.
-    private static func sortedUnique(_ found: UnsafeMutableBufferPointer<Int32>) -> UnsafeBufferPointer<Int32> {
-        // A spatially ordered index's packed tree gives them in order already.
-        var k = 1
-        while k < found.count && found[k - 1] < found[k] { k += 1 }
-        // Strictly ascending: no repeats either.
-        if k >= found.count { return UnsafeBufferPointer(found) }
-        var found = found
-        found.smallSort()
-        var unique = 0
-        for k in 0..<found.count where unique == 0 || found[unique - 1] != found[k] {
-            found[unique] = found[k]
-            unique += 1
-        }
-        return UnsafeBufferPointer(start: found.baseAddress, count: unique)
+        return FoundRegions(geosTree!.query(handle: box, appending: appending))
     }
 
     /// The shape of region `r` (assembled on demand; the index keeps circles and polygons apart).
@@ -575,7 +494,7 @@ public final class RegionIndex {
     /// a branch on it. The same answers.
     @inlinable @inline(__always)
     public func retest(_ r: Int, _ q: GeoPoint, visited: Bool) -> (inside: Bool, clearance: Double) {
-        let h = (hot + r).pointee
+        let h = hot[r]
         let c2 = h.chord2(q)
         let inBelow = Double(visited ? h.chordExitIn : h.chordIn)
         let outAbove = Double(visited ? h.chordExitOut : h.chordOut)
@@ -670,17 +589,17 @@ public final class RegionIndex {
 
     /// Prefetches the hot entries of `regions` (regions of this index, as its queries return
     /// them), so the cache misses of a batch of tests overlap instead of coming one test at a
-    /// time. Unchecked: a prefetch never faults, so even a wrong id would only waste a load.
+    /// time.
     @inlinable @inline(__always)
     package func warm(_ regions: RegionCandidates) {
-        let base = hot
-        for r in regions.ids { geotrigger_prefetch(base + Int(r)) }
+        let hot = self.hot
+        for r in regions { hot.prefetchEntry(Int(r)) }
     }
 
     /// Prefetches the hot entry of region `r` (a hint: any `r` is safe).
     @inlinable @inline(__always)
     package func prefetch(_ r: Int32) {
-        if r >= 0 && Int(r) < count { geotrigger_prefetch(hot + Int(r)) }
+        if r >= 0 && Int(r) < count { hot.prefetchEntry(Int(r)) }
     }
 
     /// Prefetches what reporting an event of region `r` reads: the region (its id, for the
@@ -688,7 +607,7 @@ public final class RegionIndex {
     /// report. (The distance comes from the hot line, which the test has just read.)
     package func prefetchForEvent(_ r: Int32) {
         guard r >= 0 && Int(r) < count else { return }
-        regions.withUnsafeBufferPointer { geotrigger_prefetch($0.baseAddress! + Int(r)) }
+        regions.prefetchElement(Int(r))
     }
 
     /// Where region `r` was in the array given to `init` (`givenPositions[r]`, or `r` itself when
@@ -715,27 +634,4 @@ public final class RegionIndex {
         }
         return queryPoint
     }
-}
-
-/// A query's answer (`RegionIndex.candidates`): region numbers, ascending, in a buffer the index
-/// reuses at its next query, so valid until then. A view with a name, so that the monitor reads
-/// region numbers, not pointers.
-@usableFromInline
-package struct RegionCandidates: RandomAccessCollection {
-    @usableFromInline package let ids: UnsafeBufferPointer<Int32>
-
-    /// `ids`, which their owner keeps valid while the view is used (the index's answer, or a
-    /// batch's copy of it).
-    @inlinable @inline(__always)
-    package init(unsafe ids: UnsafeBufferPointer<Int32>) { self.ids = ids }
-
-    @inlinable @inline(__always) package var startIndex: Int { 0 }
-    @inlinable @inline(__always) package var endIndex: Int { ids.count }
-    @inlinable @inline(__always) package var count: Int { ids.count }
-
-    /// The `i`th region number (unchecked, as the buffer's own subscript in a release build).
-    @inlinable @inline(__always) package subscript(i: Int) -> Int32 { ids[i] }
-
-    /// The numbers as the buffer the batch copies them from.
-    @inlinable @inline(__always) package var buffer: UnsafeBufferPointer<Int32> { ids }
 }

@@ -1,5 +1,3 @@
-import CBoxes
-import CPrefetch
 import GeotriggerCore
 #if canImport(Glibc)
 import Glibc
@@ -29,20 +27,20 @@ extension Monitor {
         /// Bit d mod 256 set for each device d in the batch: a device whose bit is clear is not in
         /// it (feeds number devices in turn, so the 32 of a batch rarely share a bit); a set bit
         /// means the devices are compared.
-        let seen: UnsafeMutablePointer<UInt64>
-        let devices: UnsafeMutablePointer<Int32>
-        let times: UnsafeMutablePointer<Double>
-        let coordinates: UnsafeMutablePointer<Coordinate>
-        let accuracies: UnsafeMutablePointer<Double>
+        let seen: BatchArray<UInt64>
+        let devices: BatchArray<Int32>
+        let times: BatchArray<Double>
+        let coordinates: BatchArray<Coordinate>
+        let accuracies: BatchArray<Double>
         /// Per fix, what the first stage made of it (`Stage`).
-        let stages: UnsafeMutablePointer<Stage>
+        let stages: BatchArray<Stage>
         /// Per fix: its position (retests and refreshes), its step from the last evaluated fix,
         /// for a retest its distance bound from the neighbourhood's centre, then its safe
         /// distance (the smallest clearance among its regions not due, less the odometer).
-        let points: UnsafeMutablePointer<GeoPoint>
-        let steps: UnsafeMutablePointer<Double>
-        let moved: UnsafeMutablePointer<Double>
-        let safe: UnsafeMutablePointer<Double>
+        let points: BatchArray<GeoPoint>
+        let steps: BatchArray<Double>
+        let moved: BatchArray<Double>
+        let safe: BatchArray<Double>
         /// The retests' due entries, fix by fix: the fix in the high half, the entry of its
         /// device's neighbourhood in the low.
         var due = PodList<UInt64>()
@@ -50,20 +48,20 @@ extension Monitor {
         /// `crossingBounds[k + 1]`), each an entry of the device's neighbourhood shifted left by
         /// one, the low bit set when the device leaves.
         var crossings = PodList<Int32>()
-        let crossingBounds: UnsafeMutablePointer<Int32>
+        let crossingBounds: BatchArray<Int32>
         /// The fixes each later stage works on, in batch order, listed without a branch as the
         /// stage before decides them (a loop over all fixes that skipped the others branched on
         /// each fix's stage, which no predictor can learn): those needing a position, the
         /// retests, the refreshes, and those with events or refreshes in the last stage.
-        let positioned: UnsafeMutablePointer<UInt8>
-        let retests: UnsafeMutablePointer<UInt8>
-        let refreshes: UnsafeMutablePointer<UInt8>
-        let finals: UnsafeMutablePointer<UInt8>
+        let positioned: BatchArray<UInt8>
+        let retests: BatchArray<UInt8>
+        let refreshes: BatchArray<UInt8>
+        let finals: BatchArray<UInt8>
         /// Per refresh: its plan, and where its candidates lie in `candidates` (start -1: the
         /// index gave none, near a pole or the antimeridian).
-        let plans: UnsafeMutablePointer<RefreshPlan>
-        let candidateStarts: UnsafeMutablePointer<Int32>
-        let candidateCounts: UnsafeMutablePointer<Int32>
+        let plans: BatchArray<RefreshPlan>
+        let candidateStarts: BatchArray<Int32>
+        let candidateCounts: BatchArray<Int32>
         var candidates = PodList<Int32>()
 
         enum Stage: UInt8 {
@@ -81,7 +79,7 @@ extension Monitor {
         init() {
             var carve = storage.carver()
             seen = carve.next(UInt64.self, 4)
-            seen.initialize(repeating: 0, count: 4)
+            seen.fill(0, count: 4)
             devices = carve.next(Int32.self, Self.capacity)
             times = carve.next(Double.self, Self.capacity)
             coordinates = carve.next(Coordinate.self, Self.capacity)
@@ -129,7 +127,7 @@ extension Monitor {
         let k = batch.count
         let bit = UInt64(1) << UInt64(d & 63), word = Int(d >> 6) & 3
         guard k < FixBatch.capacity, !isOutOfOrder(t, after: states[slot].last),
-              batch.seen[word] & bit == 0 || geotrigger_contains_i32(batch.devices, Int32(k), d) == 0 else {
+              batch.seen[word] & bit == 0 || !batch.devices.contains(d, inFirst: k) else {
             return false
         }
         batch.seen[word] |= bit
@@ -149,7 +147,7 @@ extension Monitor {
         let n = batch.count
         guard n > 0 else { return 0 }
         batch.count = 0
-        batch.seen.update(repeating: 0, count: 4)
+        batch.seen.fill(0, count: 4)
         var ignored = 0
         var positioned = 0, retests = 0, refreshes = 0
         // Stage 1: clocks, accuracy, skip tests; retests add their step to the odometer, and
@@ -206,12 +204,12 @@ extension Monitor {
         for e in 0..<Int(batch.due.count) {
             let entry = batch.due[e]
             let near = states[Int(batch.devices[Int(entry >> 32)])].near
-            index.prefetch(NearRegion.region(ofKey: near.keys[Int(entry & 0xFFFF_FFFF)]))
+            index.prefetch(NearRegion.region(ofKey: near.key(Int(entry & 0xFFFF_FFFF))))
         }
         batch.crossings.removeAll()
         // Each fix's crossings counted, then summed into ends: no branch on how many fixes lie
         // between one due entry and the next.
-        batch.crossingBounds.update(repeating: 0, count: n + 1)
+        batch.crossingBounds.fill(0, count: n + 1)
         for e in 0..<Int(batch.due.count) {
             let entry = batch.due[e]
             let k = Int(entry >> 32), i = Int(entry & 0xFFFF_FFFF)
@@ -266,15 +264,15 @@ extension Monitor {
                 var from = 0
                 for c in start..<end {
                     let crossing = batch.crossings[Int(c)]
-                    let r = NearRegion.region(ofKey: near.keys[Int(crossing >> 1)])
+                    let r = NearRegion.region(ofKey: near.key(Int(crossing >> 1)))
                     cross(slot, d, t, r, q, leaving: crossing & 1 != 0, first: false, from: &from)
                 }
             case .plain, .firstPlain:
                 evaluate(slot, d, t, q, index.candidates(at: q.coordinate), first: stage == .firstPlain, safe: nil)
             case .refresh, .firstRefresh:
                 let from = batch.candidateStarts[k]
-                let box = from < 0 ? nil : RegionCandidates(unsafe: UnsafeBufferPointer(start: batch.candidates.base.map { $0 + Int(from) },
-                                                                                         count: Int(batch.candidateCounts[k])))
+                let box = from < 0 ? nil
+                    : RegionCandidates(batch.candidates, from: Int(from), count: Int(batch.candidateCounts[k]))
                 refresh(slot, d, t, q, first: stage == .firstRefresh, batch.plans[k], candidates: box)
             case .done:
                 break

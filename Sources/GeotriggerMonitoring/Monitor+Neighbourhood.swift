@@ -198,12 +198,11 @@ extension Monitor {
     func retestEntry(_ near: Neighbourhood, _ i: Int, _ q: GeoPoint, odometer: Double)
         -> (region: Int32, visited: Bool, inside: Bool, clearance: Double)
     {
-        let key = near.keys[i]
+        let key = near.key(i)
         let r = NearRegion.region(ofKey: key)
         let visited = key & 1 != 0
         let (inside, c) = index.retest(Int(r), q, visited: visited)
-        near.keys[i] = key & ~1 | (inside ? 1 : 0)
-        near.clearances[i] = .belowNonNegative(c + odometer)
+        near[i] = NearRegion(key: key & ~1 | (inside ? 1 : 0), clearance: .belowNonNegative(c + odometer))
         return (r, visited, inside, c)
     }
 

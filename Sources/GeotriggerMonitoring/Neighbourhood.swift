@@ -1,5 +1,4 @@
 import CBoxes
-import CPrefetch
 import GeotriggerCore
 import GeotriggerRuntime
 
@@ -7,38 +6,34 @@ import GeotriggerRuntime
 /// reach of where it was taken, in region order, each with the odometer reading at which it must
 /// be retested (`Monitor.NearRegion`).
 ///
-/// Kept as two arrays in one buffer, `room` Float clearances and then `room` keys (16-byte
-/// aligned: 64-byte alignment cost glibc about 90 bytes a device on city, with no measurable
-/// gain in time), with `room` a multiple of 4 and the clearances past `count` set to +∞: a fix
-/// finds the regions due a block of 16 at a time, with one compare per 4 (`geotrigger_due`), and
-/// retests them in place, in region order, so the list is never sorted or merged. (Rooms of whole
+/// Kept as two columns in one buffer (`TwoColumns`), `room` Float clearances and then `room` keys
+/// (16-byte aligned: 64-byte alignment cost glibc about 90 bytes a device on city, with no
+/// measurable gain in time), with `room` a multiple of 4 and the clearances past `count` set to
+/// +∞: a fix finds the regions due a block of 16 at a time, with one compare per 4
+/// (`geotrigger_due`), and retests them in place, in region order, so the list is never sorted
+/// or merged. (Rooms of whole
 /// blocks of 16 left 6 entries, 46 bytes, unused in a city device's list of 12.) A value type
 /// with manual ownership, as `PodList`: whoever holds the live copy calls `free()` once; copies
 /// are views.
 struct Neighbourhood {
-    private var storage: UnsafeMutableRawPointer?
+    private var columns = TwoColumns<Float, UInt32>()
     private(set) var count: Int32 = 0
-    private var room: Int32 = 0
+    private var room: Int32 { @inline(__always) get { columns.room } }
 
     init() {}
 
     /// Blocks of 16 entries that hold the list.
     @inline(__always) var blocks: Int { (Int(count) + 15) >> 4 }
 
-    @inline(__always) var clearances: UnsafeMutablePointer<Float> {
-        storage.unsafelyUnwrapped.assumingMemoryBound(to: Float.self)
-    }
-
-    @inline(__always) var keys: UnsafeMutablePointer<UInt32> {
-        (storage.unsafelyUnwrapped + Int(room) * 4).assumingMemoryBound(to: UInt32.self)
-    }
+    /// The key of entry `i` (`i < count`).
+    @inline(__always) func key(_ i: Int) -> UInt32 { columns.second(i) }
 
     /// Entry `i` (`i < count`).
     @inline(__always) subscript(i: Int) -> Monitor.NearRegion {
-        get { Monitor.NearRegion(key: keys[i], clearance: clearances[i]) }
+        get { Monitor.NearRegion(key: columns.second(i), clearance: columns.first(i)) }
         nonmutating set {
-            keys[i] = newValue.key
-            clearances[i] = newValue.clearance
+            columns.setSecond(i, newValue.key)
+            columns.setFirst(i, newValue.clearance)
         }
     }
 
@@ -46,7 +41,10 @@ struct Neighbourhood {
     /// `rest` is lowered to the smallest clearance in the block above `limit`.
     @inline(__always)
     func due(block b: Int, limit: Float, rest: inout Float) -> UInt32 {
-        let found = geotrigger_due(clearances + 16 * b, Int32(min(4, (Int(room) - 16 * b) >> 2)), limit, rest)
+        let groups = min(4, (Int(room) - 16 * b) >> 2)
+        let found = columns.withFirsts(from: 16 * b, count: 4 * groups) {
+            geotrigger_due($0, Int32(groups), limit, rest)
+        }
         rest = found.rest
         return found.mask
     }
@@ -56,29 +54,26 @@ struct Neighbourhood {
     @inline(__always)
     func dueRegion(block b: Int, _ due: UInt32) -> Int32 {
         let last = min(15, Int(room) - 16 * b - 1)
-        return Monitor.NearRegion.region(ofKey: keys[16 * b + min(due.trailingZeroBitCount, last)])
+        return Monitor.NearRegion.region(ofKey: columns.second(16 * b + min(due.trailingZeroBitCount, last)))
     }
 
     /// `list`'s entries (the neighbourhood a refresh collected), which must be in region order.
-    mutating func assign(_ list: PodList<Monitor.NearRegion>) { assign(UnsafeBufferPointer(list.buffer)) }
-
-    /// Replaces the contents with `entries`, which must be in region order.
-
-    mutating func assign(_ entries: UnsafeBufferPointer<Monitor.NearRegion>) {
-        let n = entries.count
+    mutating func assign(_ list: PodList<Monitor.NearRegion>) {
+        let n = Int(list.count)
         count = 0
         guard n > 0 else { return }
         let padded = (n + 3) & ~3
         if padded > Int(room) || Int(room) - padded > Self.slack { resize(to: padded) }
-        let c = clearances, k = keys
+        let c = columns
         for i in 0..<n {
-            c[i] = entries[i].clearance
-            k[i] = entries[i].key
+            let entry = list[i]
+            c.setFirst(i, entry.clearance)
+            c.setSecond(i, entry.key)
         }
         // The rest of the room is never due (and names region 0, for `dueRegion`).
         for i in n..<Int(room) {
-            c[i] = .infinity
-            k[i] = 0
+            c.setFirst(i, .infinity)
+            c.setSecond(i, 0)
         }
         count = Int32(n)
     }
@@ -91,10 +86,7 @@ struct Neighbourhood {
 
     /// Room for exactly `padded` entries (a device's list is replaced whole).
     private mutating func resize(to padded: Int) {
-        precondition(padded <= Int(Int32.max) / 8, "neighbourhood too long")
-        storage?.deallocate()
-        storage = UnsafeMutableRawPointer.allocate(byteCount: padded * 8, alignment: 16)
-        room = Int32(padded)
+        columns.resize(to: padded, keeping: 0, alignment: 16)
     }
 
     /// Prefetches the first block's clearances and keys, with no branch on the list's length:
@@ -102,18 +94,11 @@ struct Neighbourhood {
     /// line (its buffer is 16-byte aligned), so the retests that follow miss on neither.
     @inline(__always)
     func prefetch() {
-        guard let storage else { return }
-        let bytes = min(Int(room), 16) * 4
-        geotrigger_prefetch(storage)
-        geotrigger_prefetch(storage + (bytes - 1))
-        geotrigger_prefetch(storage + Int(room) * 4)
-        geotrigger_prefetch(storage + (Int(room) * 4 + bytes - 1))
+        columns.prefetchBoth(0, min(Int(room), 16) * 4 - 1)
     }
 
     mutating func free() {
-        storage?.deallocate()
-        storage = nil
+        columns.free()
         count = 0
-        room = 0
     }
 }

@@ -1,9 +1,8 @@
 import CBoxes
-import CPrefetch
 
-/// A device's visits in region order: 8 bytes a visit, as two arrays in one buffer, the keys
-/// (UInt32: the region shifted left by two, bit 1 dwelled, bit 0 silent) and then the entry
-/// times' codes (`EntryTimes`).
+/// A device's visits in region order: 8 bytes a visit, as two columns in one buffer
+/// (`TwoColumns`), the keys (UInt32: the region shifted left by two, bit 1 dwelled, bit 0
+/// silent) and then the entry times' codes (`EntryTimes`).
 ///
 /// A city device is inside about 20 circles at once, so its visits are most of what it holds.
 /// As 16-byte structs (region, flags, time) with capacity grown by half they took about 525 bytes;
@@ -15,9 +14,9 @@ import CPrefetch
 /// A value type with manual ownership, like `PodList`: the device state holds the one live copy
 /// and calls `free()` once; other copies are views that must not outlive an edit.
 struct VisitList {
-    private var storage: UnsafeMutableRawPointer?
+    private var columns = TwoColumns<UInt32, UInt32>()
     private(set) var count: Int32 = 0
-    private(set) var room: Int32 = 0
+    var room: Int32 { @inline(__always) get { columns.room } }
 
     init() {}
 
@@ -43,14 +42,6 @@ struct VisitList {
     /// Regions are below 2³⁰ (`Monitor.init` checks), so a region and two flags fit a key.
     static let maxRegions = 1 << 30
 
-    @inline(__always) var keys: UnsafeMutablePointer<UInt32> {
-        storage.unsafelyUnwrapped.assumingMemoryBound(to: UInt32.self)
-    }
-
-    @inline(__always) var codes: UnsafeMutablePointer<UInt32> {
-        (storage.unsafelyUnwrapped + Int(room) * 4).assumingMemoryBound(to: UInt32.self)
-    }
-
     /// The key that sorts before every key of region `r` and after every key of the regions below.
     @inline(__always) static func firstKey(of r: Int32) -> UInt32 { UInt32(bitPattern: r) << 2 }
 
@@ -58,36 +49,36 @@ struct VisitList {
     @inline(__always) static func region(ofKey key: UInt32) -> Int32 { Int32(bitPattern: key >> 2) }
 
     /// The region of visit `i`.
-    @inline(__always) func region(_ i: Int) -> Int32 { Self.region(ofKey: keys[i]) }
+    @inline(__always) func region(_ i: Int) -> Int32 { Self.region(ofKey: columns.first(i)) }
 
     /// Visit `i` (`i < count`).
     @inline(__always) subscript(i: Int) -> Entry {
-        get { Entry(key: keys[i], code: codes[i]) }
+        get { Entry(key: columns.first(i), code: columns.second(i)) }
         nonmutating set {
-            keys[i] = newValue.key
-            codes[i] = newValue.code
+            columns.setFirst(i, newValue.key)
+            columns.setSecond(i, newValue.code)
         }
     }
 
     /// Marks visit `i` dwelled.
-    @inline(__always) func setDwelled(_ i: Int) { keys[i] |= 2 }
+    @inline(__always) func setDwelled(_ i: Int) { columns.setFirst(i, columns.first(i) | 2) }
 
     /// The first position from `lo` whose region is `r` or above.
     @inline(__always) func lowerBound(_ r: Int32, from lo: Int) -> Int {
         var lo = lo, hi = Int(count)
         // An empty list may have no buffer yet: form no pointer into it.
         guard lo < hi else { return lo }
-        let k = keys, target = Self.firstKey(of: r)
+        let k = columns, target = Self.firstKey(of: r)
         // The answer lies in lo...lo + n; each step halves n with a select, not a branch on the
         // comparison (which a list's random regions make unpredictable), so the only branch is
         // the loop's, whose count depends on the length alone.
         var n = hi - lo
         while n > 1 {
             let half = n >> 1
-            lo = geotrigger_step_if_below(lo, half, k[lo &+ half], target)
+            lo = geotrigger_step_if_below(lo, half, k.first(lo &+ half), target)
             n &-= half
         }
-        return geotrigger_step_if_below(lo, 1, k[lo], target)
+        return geotrigger_step_if_below(lo, 1, k.first(lo), target)
     }
 
     /// The position of region `r`'s visit, or nil.
@@ -106,16 +97,14 @@ struct VisitList {
         if count == room { resize(to: Self.grown(Int(count) + 1)) }
         let n = Int(count) - i
         // Overlapping moves: memmove.
-        UnsafeMutableRawPointer(keys + i + 1).copyMemory(from: keys + i, byteCount: n * 4)
-        UnsafeMutableRawPointer(codes + i + 1).copyMemory(from: codes + i, byteCount: n * 4)
+        columns.moveEntries(from: i, to: i + 1, count: n)
         count += 1
         self[i] = v
     }
 
     mutating func remove(at i: Int) {
         let n = Int(count) - i - 1
-        UnsafeMutableRawPointer(keys + i).copyMemory(from: keys + i + 1, byteCount: n * 4)
-        UnsafeMutableRawPointer(codes + i).copyMemory(from: codes + i + 1, byteCount: n * 4)
+        columns.moveEntries(from: i + 1, to: i, count: n)
         count -= 1
         if Self.isSlack(room, for: Int(count)) { resize(to: Self.grown(Int(count))) }
     }
@@ -131,8 +120,7 @@ struct VisitList {
         }
         count = Int32(n)
         guard n > 0 else { return }
-        UnsafeMutableRawPointer(keys).copyMemory(from: other.keys, byteCount: n * 4)
-        UnsafeMutableRawPointer(codes).copyMemory(from: other.codes, byteCount: n * 4)
+        columns.copyEntries(from: other.columns, count: n)
     }
 
     /// Room for `n` visits and an eighth more (at least 5), odd: glibc gives a request of 8k + 8
@@ -147,40 +135,23 @@ struct VisitList {
     static let slack = 4
 
     private mutating func resize(to target: Int) {
-        precondition(target <= Int(Int32.max) / 8, "visit list too long")
-        let grown = UnsafeMutableRawPointer.allocate(byteCount: target * 8, alignment: 8)
-        let n = Int(count)
-        if let storage, n > 0 {
-            grown.copyMemory(from: storage, byteCount: n * 4)
-            (grown + target * 4).copyMemory(from: storage + Int(room) * 4, byteCount: n * 4)
-        }
-        storage?.deallocate()
-        storage = grown
-        room = Int32(target)
+        columns.resize(to: target, keeping: Int(count), alignment: 8)
     }
 
     /// Prefetches the first keys (32 visits' worth) for a coming region search, with no branch on
     /// the list's length; a line past the end is a wasted hint, never a fault.
     @inline(__always) func prefetchKeys() {
-        guard let storage else { return }
-        geotrigger_prefetch(storage)
-        geotrigger_prefetch(storage + 64)
+        columns.prefetchFirsts(0, 64)
     }
 
     /// Prefetches the first keys and the first codes (32 visits' worth of each): what an edit
     /// of the list reads and moves.
     @inline(__always) func prefetchAll() {
-        guard let storage else { return }
-        prefetchKeys()
-        let codes = storage + Int(room) * 4
-        geotrigger_prefetch(codes)
-        geotrigger_prefetch(codes + 64)
+        columns.prefetchBoth(0, 64)
     }
 
     mutating func free() {
-        storage?.deallocate()
-        storage = nil
+        columns.free()
         count = 0
-        room = 0
     }
 }

@@ -1,5 +1,14 @@
 @testable import GeotriggerMonitoring
+import GeotriggerRuntime
 import Testing
+
+/// Replaces `near`'s entries with `entries` through a `PodList`, as the monitor does.
+private func assign(_ near: inout Neighbourhood, _ entries: [Monitor.NearRegion]) {
+    var list = PodList<Monitor.NearRegion>()
+    defer { list.free() }
+    for e in entries { list.append(e) }
+    near.assign(list)
+}
 
 /// The fast path skips a region until the odometer reaches its clearance: a region whose
 /// clearance equals the odometer must come due, or a boundary could be crossed unnoticed. These
@@ -28,7 +37,7 @@ struct NeighbourhoodTests {
         }
         var near = Neighbourhood()
         defer { near.free() }
-        entries.withUnsafeBufferPointer { near.assign($0) }
+        assign(&near, entries)
         #expect(Int(near.count) == count)
         #expect(near.blocks == (count + 15) / 16)
         for limit: Float in [-1, 0, 0.5, 2, 2.25, 5.5, 100] {
@@ -55,16 +64,16 @@ struct NeighbourhoodTests {
         var near = Neighbourhood()
         defer { near.free() }
         let long = (0..<40).map { Monitor.NearRegion(key: UInt32($0) << 1, clearance: 0) }
-        long.withUnsafeBufferPointer { near.assign($0) }
+        assign(&near, long)
         let short = (0..<3).map { Monitor.NearRegion(key: UInt32($0) << 1, clearance: 10) }
-        short.withUnsafeBufferPointer { near.assign($0) }
+        assign(&near, short)
         var rest = Float.infinity
         #expect(near.blocks == 1)
         #expect(near.due(block: 0, limit: 5, rest: &rest) == 0)
         #expect(rest == 10)
         #expect(near.due(block: 0, limit: 10, rest: &rest) == 0b111)
         let empty: [Monitor.NearRegion] = []
-        empty.withUnsafeBufferPointer { near.assign($0) }
+        assign(&near, empty)
         #expect(near.count == 0 && near.blocks == 0)
     }
 
@@ -75,9 +84,9 @@ struct NeighbourhoodTests {
         var near = Neighbourhood()
         defer { near.free() }
         let first = (0..<long).map { Monitor.NearRegion(key: UInt32($0 + 1) << 1, clearance: 0) }
-        first.withUnsafeBufferPointer { near.assign($0) }
+        assign(&near, first)
         let second = (0..<short).map { Monitor.NearRegion(key: UInt32($0 + 1) << 1, clearance: 10) }
-        second.withUnsafeBufferPointer { near.assign($0) }
+        assign(&near, second)
         #expect(Int(near.count) == short)
         var rest = Float.infinity
         for b in 0..<near.blocks {

@@ -46,15 +46,13 @@ extension PositionFusion {
     ///   residuals ‖x − bᵢ‖ − dᵢ in metres, as for `solve`; `iterations` the steps taken; `geometry`
     ///   as for `solve` (over the anchors `FusionAnchor.isUsable` accepts).
     public static func solveLogRange(_ anchors: FusionAnchors) -> FusionFix {
-        anchors.withUnsafeBufferPointer { solveLogRange($0) }
-    }
-
-    package static func solveLogRange(_ a: UnsafeBufferPointer<FusionAnchor>) -> FusionFix {
+        var a = anchors  // read in place, as `solve` does
         @inline(__always) func usable(_ p: FusionAnchor) -> Bool { p.isUsable && p.distance > 0 }
 
         var usableCount = 0
         var sc = 0.0, cx = 0.0, cy = 0.0
-        for p in a where usable(p) {
+        for i in a.indices where usable(a[unchecked: i]) {
+            let p = a[unchecked: i]
             usableCount += 1
             let w = FusionAnchor.defaultWeight(distance: p.distance)
             sc += w
@@ -70,7 +68,8 @@ extension PositionFusion {
         var iterations = 0
         while iterations < logRangeMaxIterations {
             var a11 = 0.0, a12 = 0.0, a22 = 0.0, g1 = 0.0, g2 = 0.0
-            for p in a where usable(p) {
+            for i in a.indices where usable(a[unchecked: i]) {
+                let p = a[unchecked: i]
                 let dx = x - p.x, dy = y - p.y
                 let rho = max((dx * dx + dy * dy).squareRoot(), logRangeMinimumRange)
                 let e = log(rho / p.distance)
@@ -103,13 +102,14 @@ extension PositionFusion {
         }
 
         var sw = 0.0, c = 0.0
-        for p in a where usable(p) {
+        for i in a.indices where usable(a[unchecked: i]) {
+            let p = a[unchecked: i]
             let dx = x - p.x, dy = y - p.y
             let r = (dx * dx + dy * dy).squareRoot() - p.distance
             sw += p.weight
             c += p.weight * r * r
         }
-        let g = geometry(a, x, y)
+        let g = geometry(&a, x, y)
         return FusionFix(x: x, y: y, residual: (c / sw).squareRoot(), geometry: g, anchorCount: usableCount,
                          iterations: iterations, confidence: g >= minimumGeometry ? .good : .low)
     }

@@ -1,6 +1,6 @@
 // PositionFusion.swift — weighted least-squares trilateration from beacon distances.
 //
-// Fixed capacity, no heap: anchors live in a 16-slot inline tuple (or a caller's buffer).
+// Fixed capacity, no heap: anchors live in a 16-slot inline array (`FusionAnchors`).
 
 import GeotriggerCore
 
@@ -45,41 +45,34 @@ public struct FusionAnchor: Sendable, Equatable {
 }
 
 /// Up to 16 anchors stored inline (no heap). When full, a new anchor replaces the lightest one if it
-/// is heavier, so the 16 most reliable (by default: nearest) beacons are kept.
-public struct FusionAnchors: Sendable {
+/// is heavier, so the 16 most reliable (by default: nearest) beacons are kept. The solvers read
+/// them in place (`PositionFusion.solve`, `solveLogRange`).
+public struct FusionAnchors: Sendable, RandomAccessCollection {
     public static let capacity = 16
 
-    private var storage: (
-        FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor,
-        FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor, FusionAnchor
-    ) = (
-        .zero, .zero, .zero, .zero, .zero, .zero, .zero, .zero,
-        .zero, .zero, .zero, .zero, .zero, .zero, .zero, .zero
-    )
+    private var storage = InlineArray<16, FusionAnchor>(repeating: .zero)
     public private(set) var count = 0
 
     public init() {}
 
     public var isEmpty: Bool { count == 0 }
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
 
     /// Adds an anchor; false when full and the anchor is no heavier than the lightest kept.
     @discardableResult
     public mutating func append(_ anchor: FusionAnchor) -> Bool {
         let n = count
-        let added = withUnsafeMutableBytes(of: &storage) { raw -> Bool in
-            let p = raw.baseAddress!.assumingMemoryBound(to: FusionAnchor.self)
-            if n < Self.capacity {
-                p[n] = anchor
-                return true
-            }
-            var lightest = 0
-            for i in 1..<n where p[i].weight < p[lightest].weight { lightest = i }
-            guard anchor.weight > p[lightest].weight else { return false }
-            p[lightest] = anchor
+        if n < Self.capacity {
+            storage[n] = anchor
+            count = n + 1
             return true
         }
-        if n < Self.capacity { count = n + 1 }
-        return added
+        var lightest = 0
+        for i in 1..<n where storage[i].weight < storage[lightest].weight { lightest = i }
+        guard anchor.weight > storage[lightest].weight else { return false }
+        storage[lightest] = anchor
+        return true
     }
 
     @discardableResult
@@ -89,18 +82,17 @@ public struct FusionAnchors: Sendable {
 
     public subscript(i: Int) -> FusionAnchor {
         precondition(i >= 0 && i < count, "anchor index out of range")
-        return withUnsafeBufferPointer { $0[i] }
+        return storage[unchecked: i]
+    }
+
+    /// Anchor `i` for the solvers' loops over `indices`: checked by `assert` only.
+    @inline(__always)
+    subscript(unchecked i: Int) -> FusionAnchor {
+        assert(i >= 0 && i < count, "anchor index out of range")
+        return storage[unchecked: i]
     }
 
     public mutating func removeAll() { count = 0 }
-
-    /// The anchors as a contiguous buffer, valid inside `body` only.
-    package func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<FusionAnchor>) throws -> R) rethrows -> R {
-        let n = count
-        return try withUnsafeBytes(of: storage) { raw in
-            try body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: FusionAnchor.self), count: n))
-        }
-    }
 }
 
 /// A fused position and how far to trust it.
@@ -166,29 +158,28 @@ public enum PositionFusion {
     public static let switchRatio = 0.25
 
     public static func solve(_ anchors: FusionAnchors) -> FusionFix {
-        anchors.withUnsafeBufferPointer { solve($0) }
-    }
-
-    package static func solve(_ a: UnsafeBufferPointer<FusionAnchor>) -> FusionFix {
+        // The helpers take the anchors `inout` only to read them in place: this compiler copies a
+        // borrowed `FusionAnchors` (its 512-byte inline array) at every element read.
+        var a = anchors
         var usable = 0
         var first = -1, second = -1
         var sw = 0.0, cx = 0.0, cy = 0.0
-        for i in a.indices where a[i].isUsable {
+        for i in a.indices where a[unchecked: i].isUsable {
             usable += 1
             if first < 0 { first = i } else if second < 0 { second = i }
-            sw += a[i].weight
-            cx += a[i].weight * a[i].x
-            cy += a[i].weight * a[i].y
+            sw += a[unchecked: i].weight
+            cx += a[unchecked: i].weight * a[unchecked: i].x
+            cy += a[unchecked: i].weight * a[unchecked: i].y
         }
         switch usable {
         case 0:
             return FusionFix(x: .nan, y: .nan, residual: .nan, geometry: 0, anchorCount: 0, iterations: 0, confidence: .none)
         case 1:
-            let p = a[first]
+            let p = a[unchecked: first]
             return FusionFix(x: p.x, y: p.y, residual: p.distance, geometry: 0, anchorCount: 1, iterations: 0,
                              confidence: .low)
         case 2:
-            let p = a[first], q = a[second]
+            let p = a[unchecked: first], q = a[unchecked: second]
             let ex = q.x - p.x, ey = q.y - p.y
             let l = (ex * ex + ey * ey).squareRoot()
             var x = p.x, y = p.y
@@ -197,19 +188,19 @@ public enum PositionFusion {
                 x = p.x + ex * t / l
                 y = p.y + ey * t / l
             }
-            let c = cost(a, x, y)
+            let c = cost(&a, x, y)
             return FusionFix(x: x, y: y, residual: (c / sw).squareRoot(), geometry: 0, anchorCount: 2, iterations: 0,
                              confidence: .low)
         default:
             break
         }
 
-        var best = refine(a, x: cx / sw, y: cy / sw)
-        if let (lx, ly) = linearStart(a, cx: cx / sw, cy: cy / sw) {
-            let other = refine(a, x: lx, y: ly)
+        var best = refine(&a, x: cx / sw, y: cy / sw)
+        if let (lx, ly) = linearStart(&a, cx: cx / sw, cy: cy / sw) {
+            let other = refine(&a, x: lx, y: ly)
             if other.cost < switchRatio * best.cost { best = other }
         }
-        let g = geometry(a, best.x, best.y)
+        let g = geometry(&a, best.x, best.y)
         return FusionFix(x: best.x, y: best.y, residual: (best.cost / sw).squareRoot(), geometry: g,
                          anchorCount: usable, iterations: best.iterations,
                          confidence: g >= minimumGeometry ? .good : .low)
@@ -217,12 +208,12 @@ public enum PositionFusion {
 
     /// Σ wᵢ (|p − aᵢ| − dᵢ)² over usable anchors.
     @inline(__always)
-    static func cost(_ a: UnsafeBufferPointer<FusionAnchor>, _ x: Double, _ y: Double) -> Double {
+    static func cost(_ a: inout FusionAnchors, _ x: Double, _ y: Double) -> Double {
         var c = 0.0
-        for i in a.indices where a[i].isUsable {
-            let dx = x - a[i].x, dy = y - a[i].y
-            let r = (dx * dx + dy * dy).squareRoot() - a[i].distance
-            c += a[i].weight * r * r
+        for i in a.indices where a[unchecked: i].isUsable {
+            let dx = x - a[unchecked: i].x, dy = y - a[unchecked: i].y
+            let r = (dx * dx + dy * dy).squareRoot() - a[unchecked: i].distance
+            c += a[unchecked: i].weight * r * r
         }
         return c
     }
@@ -234,22 +225,22 @@ public enum PositionFusion {
     /// converges only linearly, sometimes very slowly, when noisy ranges leave large residuals. The
     /// full (Newton) matrix is used whenever it is positive definite, the Gauss–Newton one otherwise;
     /// a step is taken only if it does not raise the cost, the damping growing until one does.
-    static func refine(_ a: UnsafeBufferPointer<FusionAnchor>, x x0: Double, y y0: Double)
+    static func refine(_ a: inout FusionAnchors, x x0: Double, y y0: Double)
         -> (x: Double, y: Double, cost: Double, iterations: Int)
     {
         var x = x0, y = y0
-        var c = cost(a, x, y)
+        var c = cost(&a, x, y)
         var mu = 1e-6
         var iterations = 0
         while iterations < maxIterations {
             var a11 = 0.0, a12 = 0.0, a22 = 0.0, g1 = 0.0, g2 = 0.0, span = 0.0
             var h11 = 0.0, h12 = 0.0, h22 = 0.0
-            for i in a.indices where a[i].isUsable {
-                let dx = x - a[i].x, dy = y - a[i].y
+            for i in a.indices where a[unchecked: i].isUsable {
+                let dx = x - a[unchecked: i].x, dy = y - a[unchecked: i].y
                 let r = (dx * dx + dy * dy).squareRoot()
                 span = max(span, r)
                 guard r > 1e-12 else { continue }  // at an anchor: no direction, no gradient
-                let ux = dx / r, uy = dy / r, w = a[i].weight, res = r - a[i].distance
+                let ux = dx / r, uy = dy / r, w = a[unchecked: i].weight, res = r - a[unchecked: i].distance
                 a11 += w * ux * ux
                 a12 += w * ux * uy
                 a22 += w * uy * uy
@@ -278,7 +269,7 @@ public enum PositionFusion {
                 guard det > 0 else { mu *= 10; continue }
                 let sx = -(b22 * g1 - m12 * g2) / det
                 let sy = -(b11 * g2 - m12 * g1) / det
-                let nc = cost(a, x + sx, y + sy)
+                let nc = cost(&a, x + sx, y + sy)
                 if nc <= c {
                     x += sx
                     y += sy
@@ -299,16 +290,19 @@ public enum PositionFusion {
     /// The linearised solution: subtracting the heaviest anchor's squared-range equation from the
     /// others gives equations linear in p, solved by weighted least squares (coordinates taken about
     /// the centroid for conditioning). Nil when the anchors are (nearly) collinear.
-    static func linearStart(_ a: UnsafeBufferPointer<FusionAnchor>, cx: Double, cy: Double) -> (Double, Double)? {
+    static func linearStart(_ a: inout FusionAnchors, cx: Double, cy: Double) -> (Double, Double)? {
         var ref = -1
-        for i in a.indices where a[i].isUsable && (ref < 0 || a[i].weight > a[ref].weight) { ref = i }
-        let rx = a[ref].x - cx, ry = a[ref].y - cy, rd = a[ref].distance
+        for i in a.indices
+        where a[unchecked: i].isUsable && (ref < 0 || a[unchecked: i].weight > a[unchecked: ref].weight) {
+            ref = i
+        }
+        let rx = a[unchecked: ref].x - cx, ry = a[unchecked: ref].y - cy, rd = a[unchecked: ref].distance
         var m11 = 0.0, m12 = 0.0, m22 = 0.0, v1 = 0.0, v2 = 0.0
-        for i in a.indices where i != ref && a[i].isUsable {
-            let ix = a[i].x - cx, iy = a[i].y - cy, d = a[i].distance
+        for i in a.indices where i != ref && a[unchecked: i].isUsable {
+            let ix = a[unchecked: i].x - cx, iy = a[unchecked: i].y - cy, d = a[unchecked: i].distance
             let h1 = 2 * (ix - rx), h2 = 2 * (iy - ry)
             let b = rd * rd - d * d + ix * ix + iy * iy - rx * rx - ry * ry
-            let w = a[i].weight
+            let w = a[unchecked: i].weight
             m11 += w * h1 * h1
             m12 += w * h1 * h2
             m22 += w * h2 * h2
@@ -327,17 +321,17 @@ public enum PositionFusion {
     /// 2·λ_min(Σ uᵢuᵢᵀ) / n at (x, y), in [0, 1]; 0 when the anchors themselves lie on a line
     /// (their spread across it below 5 % of the spread along it), where the mirror image of any
     /// fix across that line fits as well.
-    static func geometry(_ a: UnsafeBufferPointer<FusionAnchor>, _ x: Double, _ y: Double) -> Double {
+    static func geometry(_ a: inout FusionAnchors, _ x: Double, _ y: Double) -> Double {
         var n = 0.0, a11 = 0.0, a12 = 0.0, a22 = 0.0
         var sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0, syy = 0.0, m = 0.0
-        for i in a.indices where a[i].isUsable {
+        for i in a.indices where a[unchecked: i].isUsable {
             m += 1
-            sx += a[i].x
-            sy += a[i].y
-            sxx += a[i].x * a[i].x
-            sxy += a[i].x * a[i].y
-            syy += a[i].y * a[i].y
-            let dx = x - a[i].x, dy = y - a[i].y
+            sx += a[unchecked: i].x
+            sy += a[unchecked: i].y
+            sxx += a[unchecked: i].x * a[unchecked: i].x
+            sxy += a[unchecked: i].x * a[unchecked: i].y
+            syy += a[unchecked: i].y * a[unchecked: i].y
+            let dx = x - a[unchecked: i].x, dy = y - a[unchecked: i].y
             let r = (dx * dx + dy * dy).squareRoot()
             guard r > 1e-12 else { continue }
             let ux = dx / r, uy = dy / r
