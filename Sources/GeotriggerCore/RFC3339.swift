@@ -53,10 +53,10 @@ public enum RFC3339 {
     // MARK: Parsing
 
     /// Parses an RFC 3339 date-time into Unix seconds, or returns `nil` if it is not one.
-    package static func parse(_ bytes: UnsafeRawBufferPointer) -> Double? {
+    package static func parse(_ bytes: ByteView) -> Double? {
         let n = bytes.count
-        guard n >= 20, let base = bytes.baseAddress else { return nil }
-        let p = base.assumingMemoryBound(to: UInt8.self)
+        guard n >= 20 else { return nil }
+        let p = PaddedBytes(bytes)
 
         @inline(__always) func digit(_ i: Int) -> Int? {
             let d = Int(p[i]) &- 48
@@ -122,7 +122,7 @@ public enum RFC3339 {
     /// Parses an RFC 3339 date-time string into Unix seconds.
     public static func parse(_ s: String) -> Double? {
         var s = s
-        return s.withUTF8 { parse(UnsafeRawBufferPointer($0)) }
+        return s.withByteView { parse($0) }
     }
 
     // MARK: Formatting
