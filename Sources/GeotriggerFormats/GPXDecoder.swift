@@ -18,7 +18,7 @@ import GeotriggerCore
 public final class GPXDecoder: ReadingDecoder {
     public let sourceName: String
     /// The whole file, read into `buffer`.
-    private var data: PaddedBytes
+    private let data: PaddedBytes
     private let buffer: PaddedBuffer
     private var count = 0
     private var pos = 0
