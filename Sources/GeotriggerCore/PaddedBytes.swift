@@ -7,18 +7,20 @@ import Darwin
 /// The bytes a parser reads by index (a line, a record, a file), `count` of them, followed by
 /// `padding` more bytes that may be read but decide nothing.
 ///
-/// The trick: the plain-line parsers (`PlainLine`, the plain-key and plain-row lanes,
-/// `NumberParser.parse`) load 8 bytes at a time, unaligned, near a line's end, and compare keys
-/// as whole words; that is legal only because every buffer they read is followed by readable
-/// bytes (`LineReader.slack` of them: the line reader's buffer, or the decoders' padded copy of a
+/// The trick: the plain-line parsers (`PlainLine`, the NDJSON plain-key and CSV plain-row
+/// lanes) load 8 bytes at a time, unaligned, near a line's end, and compare keys as whole
+/// words; that is legal only because every buffer they read is followed by readable bytes
+/// (`LineReader.slack` of them: the line reader's buffer, or the decoders' padded copy of a
 /// record they were lent). This type is that promise with a name: whoever makes one says how many
 /// bytes past `count` are readable, and every read checks it is within `count + padding` with
-/// `assert`, so a debug build (`swift test`, the fuzz targets) traps on an over-read, while a
-/// release build reads as the raw pointer did (every member is inlined, nothing is checked).
+/// `assert`, so a debug build (`swift test`, the fuzz targets' tests) traps on an over-read,
+/// while a release build (the libFuzzer one too) reads as the raw pointer did: every member is
+/// inlined, nothing is checked.
 /// A parser that never reads past its bytes takes one with no padding (`init(_:)`).
 ///
-/// Valid as long as the bytes it was made from: as for `ByteView`, only until the owner's next
-/// record, and never stored beyond that.
+/// Valid as long as the bytes it was made from, as a `ByteView` is: a line only until the
+/// reader's next one; it is kept only by an object that keeps those bytes too (the GPX decoder
+/// and its file, the GeoJSON reader's second thread and the caller's array).
 @frozen
 public struct PaddedBytes: @unchecked Sendable {
     @usableFromInline let base: UnsafePointer<UInt8>?
@@ -65,14 +67,6 @@ public struct PaddedBytes: @unchecked Sendable {
     public func dropFirst(_ i: Int) -> PaddedBytes {
         assert(i >= 0 && i <= count, "PaddedBytes: dropFirst past the end")
         return PaddedBytes(base: base.map { $0 + i }, count: count &- i, readable: readable &- i)
-    }
-
-    /// The first `n` bytes (`n` at most `count`); the rest of the bytes and the padding still
-    /// follow them, so they stay readable.
-    @inlinable @inline(__always)
-    public func prefix(_ n: Int) -> PaddedBytes {
-        assert(n >= 0 && n <= count, "PaddedBytes: prefix longer than the bytes")
-        return PaddedBytes(base: base, count: n, readable: readable)
     }
 
     /// The bytes in `range` (within `count`), with the rest of the bytes and the padding after
@@ -123,14 +117,6 @@ public struct PaddedBytes: @unchecked Sendable {
         let t = text.utf8Start
         for k in 0..<n where base.unsafelyUnwrapped[i &+ k] != t[k] { return false }
         return true
-    }
-
-    /// Whether the bytes from `i` equal those of `other` (all of them, within `count + padding`).
-    @inlinable @inline(__always)
-    public func matches(_ other: ByteView, at i: Int) -> Bool {
-        let n = other.count
-        assert(i >= 0 && i &+ n <= readable, "PaddedBytes: comparison past the padding")
-        return n == 0 || memcmp(base.unsafelyUnwrapped + i, other.unsafeBytes.baseAddress!, n) == 0
     }
 
     /// The index of the first `byte` in `range` (within `count + padding`), found by `memchr`.

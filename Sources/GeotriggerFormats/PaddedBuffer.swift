@@ -55,14 +55,8 @@ struct PaddedBuffer: ~Copyable {
 
     @inline(__always)
     subscript(i: Int) -> UInt8 {
-        get {
-            assert(i >= 0 && i < capacity + PaddedBuffer.slack, "PaddedBuffer: read past the slack")
-            return base[i]
-        }
-        nonmutating set {
-            assert(i >= 0 && i < capacity, "PaddedBuffer: write past the capacity")
-            base[i] = newValue
-        }
+        assert(i >= 0 && i < capacity + PaddedBuffer.slack, "PaddedBuffer: read past the slack")
+        return base[i]
     }
 
     /// `count` bytes from `start` (within the capacity), with the `slack` bytes after them that

@@ -6,7 +6,7 @@ import Testing
     @Test func wordsSlicesAndViews() {
         let bytes = Array("0123456789abcdef".utf8)
         bytes.withPaddedBytes { all in
-            let p = all.prefix(8)  // 8 bytes, and 8 more readable after them
+            let p = all.slice(0..<8)  // 8 bytes, and 8 more readable after them
             #expect(p.count == 8 && p.padding == 8)
             #expect(p.word(at: 3) == 0x6139_3837_3635_3433)  // "3456789a", "3" lowest
             let s = p.slice(2..<5)
@@ -26,7 +26,7 @@ import Testing
     @Test func aReadPastThePaddingTraps() async {
         await #expect(processExitsWith: .failure) {
             let bytes: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8, 9]
-            _ = bytes.withPaddedBytes { $0.prefix(4).word(at: 2) }  // bytes 2..<10 of 9
+            _ = bytes.withPaddedBytes { $0.slice(0..<4).word(at: 2) }  // bytes 2..<10 of 9
         }
         await #expect(processExitsWith: .failure) {
             let bytes: [UInt8] = [1, 2, 3]
