@@ -1,7 +1,7 @@
 /// A borrowed view of bytes another object owns: a record's line or device id in a decoder's
 /// read buffer, a name in the device table, formatted records on their way to a sink, a Kafka
 /// message. Bytes cross the layers as a `ByteView`, so that raw pointers stay in the files that
-/// own the buffers (`LineFraming`, `DeviceTable`, `RecordBuffer`, `Kafka`…).
+/// own the buffers (`PaddedBuffer`, `DeviceTable`, `RecordBuffer`, `Kafka`…).
 ///
 /// The trick: it is an `UnsafeRawBufferPointer` with a name and a checked interface. Reading
 /// through it is bounds-checked (`count`, indices, slices, `elementsEqual`, `Array(view)`), but it

@@ -80,7 +80,7 @@ extension JSONValue {
     /// (correctly rounded).
     public static func parse(_ bytes: some Collection<UInt8>, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
         let array = Array(bytes)
-        let result: Result<JSONValue, JSONParseError> = array.withUnsafeBufferPointer { buffer in
+        let result: Result<JSONValue, JSONParseError> = array.withPaddedBytes { buffer in
             var parser = JSONParser(buffer, maxDepth: maxDepth)
             do throws(JSONParseError) {
                 return .success(try parser.parseDocument())
@@ -99,14 +99,15 @@ extension JSONValue {
 
 /// A recursive-descent parser over a byte buffer. Positions become line/column only on error.
 package struct JSONParser {
-    package let bytes: UnsafeBufferPointer<UInt8>
+    /// The document (no padding is read: every read checks `count` first).
+    package let bytes: PaddedBytes
     package var index = 0
     private let maxDepth: Int
     package var depth = 0
     /// Reused for strings that contain escapes.
     private var scratch: [UInt8] = []
 
-    package init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    package init(_ bytes: PaddedBytes, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
     }
@@ -207,8 +208,8 @@ package struct JSONParser {
 
     private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
         let start = index
-        let utf8 = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
-        for expected in utf8 {
+        for k in 0..<literal.utf8CodeUnitCount {
+            let expected = literal.utf8Start[k]
             guard index < bytes.count else { throw error(.unexpectedEndOfInput) }
             guard bytes[index] == expected else { throw error(.invalidLiteral, at: start) }
             index += 1
@@ -282,7 +283,7 @@ package struct JSONParser {
             }
             return negative ? -magnitude : magnitude
         }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        let text = bytes.string(start..<index)
         guard let value = Double(text) else { throw error(.invalidNumber, at: start) }
         guard value.isFinite else { throw error(.numberOutOfRange, at: start) }
         return value
@@ -303,7 +304,7 @@ package struct JSONParser {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                let text = bytes.string(start..<index)
                 index += 1
                 return text
             }
@@ -318,7 +319,7 @@ package struct JSONParser {
         guard index < bytes.count else { throw error(.unexpectedEndOfInput) }
         // Slow path: an escape. Continue in the scratch buffer.
         scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        scratch.append(contentsOf: bytes.view(start..<index))
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
@@ -334,7 +335,7 @@ package struct JSONParser {
                 index += 1
             } else {
                 let length = try validateUTF8Sequence(at: index)
-                scratch.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<index + length]))
+                scratch.append(contentsOf: bytes.view(from: index, count: length))
                 index += length
             }
         }
@@ -485,7 +486,7 @@ package struct JSONParser {
         let offset = min(offset, bytes.count)
         var line = 1
         var column = 1
-        for byte in UnsafeBufferPointer(rebasing: bytes[0..<offset]) {
+        for byte in bytes.view(0..<offset) {
             if byte == 0x0A {
                 line += 1
                 column = 1

@@ -74,13 +74,6 @@ public enum NumberParser {
         }
     }
 
-    /// The run of ASCII digits at the start of the 8 bytes at `p` (which must be readable): how
-    /// many there are (0–8) and their value.
-    @inlinable @inline(__always)
-    static func eightDigits(_ p: UnsafePointer<UInt8>) -> (count: Int, value: UInt64) {
-        eightDigits(UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)))
-    }
-
     /// The run of ASCII digits at the start of `word` (8 bytes, little-endian): how many there
     /// are (0–8) and their value. Branch-free SWAR: a byte is a digit when, XORed with 0x30, it
     /// is at most 9; the digits are then combined in pairs, fours and eights.
@@ -135,7 +128,7 @@ public enum NumberParser {
     /// Returns the index after the number, or `i` when no number starts there (the grammar is
     /// strict: no leading `+`, no leading zeros, digits required after `.` and after `e`).
     @inlinable @inline(__always)
-    package static func parse(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
+    package static func parse(_ p: PaddedBytes, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
         // The usual number, whole: [-]digits[.digits] with at most 15 digits before the point, 1–7
         // after it and 19 in all, no exponent, and room to read 8 bytes at each run. Its digits
         // are an exact integer m below 2^53 and the value m / 10^k one correctly rounded division
@@ -144,13 +137,13 @@ public enum NumberParser {
         let negative = j < n && p[j] == UInt8(ascii: "-")
         if negative { j += 1 }
         if j + 8 <= n {
-            let (k, v) = eightDigits(p + j)
+            let (k, v) = eightDigits(p.word(at: j))
             var m = v, digits = k, end = j + k
             // No leading zero unless the whole part is "0".
             var usual = k > 0 && (k == 1 || p[j] != UInt8(ascii: "0"))
             if usual && k == 8 {
                 if end + 8 <= n {
-                    let (k2, v2) = eightDigits(p + end)
+                    let (k2, v2) = eightDigits(p.word(at: end))
                     m = m &* pow10Int(k2) &+ v2
                     digits += k2
                     end += k2
@@ -162,7 +155,7 @@ public enum NumberParser {
             var scale = 0
             if usual && end < n && p[end] == UInt8(ascii: ".") {
                 if end + 9 <= n {
-                    let (k3, v3) = eightDigits(p + end + 1)
+                    let (k3, v3) = eightDigits(p.word(at: end + 1))
                     m = m &* pow10Int(k3) &+ v3
                     digits += k3
                     scale = k3
@@ -184,7 +177,7 @@ public enum NumberParser {
     /// `parse` for any number: digit runs eight at a time while they fit, then one at a time;
     /// long mantissas and exponents beyond Clinger's fast path go to `strtod`.
     @usableFromInline
-    static func parseGeneral(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
+    static func parseGeneral(_ p: PaddedBytes, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
         var j = i
         var negative = false
         if j < n && p[j] == UInt8(ascii: "-") {
@@ -203,7 +196,7 @@ public enum NumberParser {
             // Eight digits at a time while they stay within 19 significant digits; the loop
             // below takes whatever is left (the line's end, a longer mantissa).
             while j + 8 <= n {
-                let (k, v) = eightDigits(p + j)
+                let (k, v) = eightDigits(p.word(at: j))
                 if significant + k > 19 { break }
                 mantissa = mantissa &* pow10Int(k) &+ v
                 significant += k
@@ -231,7 +224,7 @@ public enum NumberParser {
             // As above. Leading zeros counted as significant here only send a long fraction to
             // the loop sooner; the mantissa and exponent are the same either way.
             while j + 8 <= n {
-                let (k, v) = eightDigits(p + j)
+                let (k, v) = eightDigits(p.word(at: j))
                 if significant + k > 19 { break }
                 mantissa = mantissa &* pow10Int(k) &+ v
                 significant += k
@@ -295,30 +288,25 @@ public enum NumberParser {
                 return j
             }
         }
-        value = slowPath(p + i, j - i)
+        value = slowPath(p, i..<j)
         return j
     }
 
-    /// `strtod` on a NUL-terminated copy of the number's bytes.
+    /// `strtod` on a NUL-terminated copy of the number's bytes, `p[range]`.
     @inline(never)
-    package static func slowPath(_ p: UnsafePointer<UInt8>, _ count: Int) -> Double {
-        withUnsafeTemporaryAllocation(of: CChar.self, capacity: count + 1) { buf in
-            let base = buf.baseAddress!
-            UnsafeMutableRawPointer(base).copyMemory(from: p, byteCount: count)
-            base[count] = 0
-            return strtod(base, nil)
-        }
+    package static func slowPath(_ p: PaddedBytes, _ range: Range<Int>) -> Double {
+        p.withCString(range) { strtod($0, nil) }
     }
 
     /// Parses bytes that must be exactly one number: a JSON number, optionally `+`-signed, or the
     /// non-finite spellings `NaN`, `Infinity`, `inf` (any case, optionally signed).
     /// Returns `false` when the bytes are not a number.
     @inlinable
-    package static func parseWhole(_ p: UnsafePointer<UInt8>, _ n: Int, _ value: inout Double) -> Bool {
+    package static func parseWhole(_ p: PaddedBytes, _ n: Int, _ value: inout Double) -> Bool {
         guard n > 0 else { return false }
         var start = 0
         if p[0] == UInt8(ascii: "+") && n > 1 && p[1] != UInt8(ascii: "-") { start = 1 }
-        if parse(p + start, 0, n - start, &value) == n - start { return true }
+        if parse(p.dropFirst(start), 0, n - start, &value) == n - start { return true }
         if let special = nonFiniteWord(p, 0, n), special.end == n {
             value = special.value
             return true
@@ -329,7 +317,7 @@ public enum NumberParser {
     /// Recognises `NaN`, `Infinity`, `-Infinity`, `inf`, `-inf` (as Python's `json` writes them)
     /// at `p[i]`, so that such records are rejected as non-finite rather than malformed.
     @inlinable
-    package static func nonFiniteWord(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (value: Double, end: Int)? {
+    package static func nonFiniteWord(_ p: PaddedBytes, _ i: Int, _ n: Int) -> (value: Double, end: Int)? {
         var j = i
         var negative = false
         if j < n && (p[j] == UInt8(ascii: "-") || p[j] == UInt8(ascii: "+")) {

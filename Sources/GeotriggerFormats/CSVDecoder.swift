@@ -29,7 +29,7 @@ public final class CSVDecoder: ReadingDecoder {
     /// Lines that were empty or held only spaces and tabs (skipped, not rejected).
     public var blankLines: Int { framing.blankLines }
     public var current: Reading { framing.reading }
-    public var rejectedLine: ByteView { ByteView(unsafe: framing.line) }
+    public var rejectedLine: ByteView { framing.line }
     public var bytesRead: Int { framing.bytesRead }
     public var ioError: String? { framing.ioError }
     public var position: InputPosition { InputPosition(offset: framing.consumed, line: framing.lineNumber) }
@@ -39,7 +39,7 @@ public final class CSVDecoder: ReadingDecoder {
     public func resume(at position: InputPosition) -> Bool {
         guard position.offset > 0 else { return true }
         if let header = framing.nextNonBlankLine(before: position.offset) {
-            readHeader(header.baseAddress!.assumingMemoryBound(to: UInt8.self), header.count)
+            readHeader(header, header.count)
         }
         return framing.skip(to: position.offset, lines: position.line)
     }
@@ -61,7 +61,8 @@ public final class CSVDecoder: ReadingDecoder {
     @exclusivity(unchecked) private var times = PlainLine.RepeatedNumber()
 
     public func next() -> DecodeStep {
-        framing.next { p, n in
+        framing.next { p in
+            let n = p.count
             lastWasPlain = plainColumns && plainRow(p, n)
             if lastWasPlain { return .reading }
             if isBlank(p, n) { return .blank }
@@ -74,7 +75,7 @@ public final class CSVDecoder: ReadingDecoder {
         }
     }
 
-    private func isBlank(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+    private func isBlank(_ p: PaddedBytes, _ n: Int) -> Bool {
         for i in 0..<n where p[i] != 0x20 && p[i] != 0x09 { return false }
         return true
     }
@@ -83,7 +84,7 @@ public final class CSVDecoder: ReadingDecoder {
     /// Returns the number of cells, or -1 for a broken quote.
     @inline(__always)
     private func split(
-        _ p: UnsafePointer<UInt8>, _ n: Int, _ cell: (Int, UnsafeRawBufferPointer, Bool) -> Void
+        _ p: PaddedBytes, _ n: Int, _ cell: (Int, PaddedBytes, Bool) -> Void
     ) -> Int {
         var i = 0
         var index = 0
@@ -98,8 +99,7 @@ public final class CSVDecoder: ReadingDecoder {
                 var doubled = false
                 var close = -1
                 while j < n {
-                    guard let q = memchr(p + j, Int32(UInt8(ascii: "\"")), n - j) else { break }
-                    let qi = p.distance(to: q.assumingMemoryBound(to: UInt8.self))
+                    guard let qi = p.firstIndex(of: UInt8(ascii: "\""), in: j..<n) else { break }
                     if qi + 1 < n && p[qi + 1] == UInt8(ascii: "\"") {
                         doubled = true
                         j = qi + 2
@@ -109,9 +109,9 @@ public final class CSVDecoder: ReadingDecoder {
                     break
                 }
                 if close < 0 { return -1 }
-                var bytes = UnsafeRawBufferPointer(start: p + k + 1, count: close - k - 1)
+                var bytes = p.slice((k + 1)..<close)
                 if doubled {
-                    let dst = framing.scratch + scratchUsed
+                    let dst = framing.scratch(from: scratchUsed)
                     var o = 0
                     var s = k + 1
                     while s < close {
@@ -120,21 +120,17 @@ public final class CSVDecoder: ReadingDecoder {
                         s += p[s] == UInt8(ascii: "\"") ? 2 : 1
                     }
                     scratchUsed += o
-                    bytes = UnsafeRawBufferPointer(start: dst, count: o)
+                    bytes = dst.bytes(count: o)
                 }
                 next = close + 1
                 while next < n && (p[next] == 0x20 || p[next] == 0x09) { next += 1 }
                 guard next == n || p[next] == UInt8(ascii: ",") else { return -1 }
                 cell(index, bytes, true)
             } else {
-                if let c = memchr(p + i, Int32(UInt8(ascii: ",")), n - i) {
-                    next = p.distance(to: c.assumingMemoryBound(to: UInt8.self))
-                } else {
-                    next = n
-                }
+                next = p.firstIndex(of: UInt8(ascii: ","), in: i..<n) ?? n
                 var e = next
                 while e > k && (p[e - 1] == 0x20 || p[e - 1] == 0x09) { e -= 1 }
-                cell(index, UnsafeRawBufferPointer(start: p + k, count: e - k), false)
+                cell(index, p.slice(k..<e), false)
             }
             index += 1
             if next >= n { return index }
@@ -142,12 +138,12 @@ public final class CSVDecoder: ReadingDecoder {
         }
     }
 
-    private func readHeader(_ p: UnsafePointer<UInt8>, _ n: Int) {
+    private func readHeader(_ p: PaddedBytes, _ n: Int) {
         var names: [String] = []
         var fields: [FieldName] = []
         _ = split(p, n) { _, bytes, _ in
-            names.append(String(decoding: bytes, as: UTF8.self))
-            fields.append(FieldName.match(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count))
+            names.append(bytes.bytes.string)
+            fields.append(FieldName.match(bytes.bytes))
         }
         header = names
         columns = fields
@@ -165,10 +161,10 @@ public final class CSVDecoder: ReadingDecoder {
     /// it, so this path only saves work. The row's slack (at least 16 readable bytes past `n`)
     /// lets the last number read its terminator at `n`.
     @inline(__always)
-    func plainRow(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+    func plainRow(_ p: PaddedBytes, _ n: Int) -> Bool {
         var row = PlainFix()
         guard plainRowEnd(p, n, last: n + 1, &row) == n else { return false }
-        framing.acceptFix(t: row.t, device: UnsafeRawBufferPointer(start: p + row.deviceStart, count: row.deviceCount),
+        framing.acceptFix(t: row.t, device: p.view(from: row.deviceStart, count: row.deviceCount),
                           latitude: row.latitude, longitude: row.longitude, accuracy: row.accuracy)
         return true
     }
@@ -176,7 +172,7 @@ public final class CSVDecoder: ReadingDecoder {
     /// `plainRow`'s grammar over `p[0..<n]`, the last number's end limited by `last` instead:
     /// the index just after the last number (where the row must end), or -1.
     @inline(__always)
-    private func plainRowEnd(_ p: UnsafePointer<UInt8>, _ n: Int, last: Int, _ row: inout PlainFix) -> Int {
+    private func plainRowEnd(_ p: PaddedBytes, _ n: Int, last: Int, _ row: inout PlainFix) -> Int {
         let comma = UInt8(ascii: ",")
         var i = times.number(p, 0, n, &row.t)
         guard i > 0, p[i] == comma, InputLimits.timeIsWritable(row.t) else { return -1 }
@@ -203,7 +199,7 @@ public final class CSVDecoder: ReadingDecoder {
     /// `plainRow` on bytes that run on past the row (the reader's buffer): the row's length if it
     /// is plain and ends in a newline or CR LF within `available` bytes, else -1.
     @inline(__always)
-    private func plainRowLength(_ p: UnsafePointer<UInt8>, _ available: Int, _ row: inout PlainFix) -> Int {
+    private func plainRowLength(_ p: PaddedBytes, _ available: Int, _ row: inout PlainFix) -> Int {
         let end = plainRowEnd(p, available, last: available, &row)
         guard end >= 0 else { return -1 }
         // A number ends before its limit, so p[end] is buffered.
@@ -218,24 +214,24 @@ public final class CSVDecoder: ReadingDecoder {
     public func drainPlainFixes(_ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                                          _ longitude: Double, _ accuracy: Double) -> Bool) {
         guard lastWasPlain else { return }
-        framing.drainFixes({ p, available, row in plainRowLength(p, available, &row) }, body)
+        framing.drainFixes({ p, row in plainRowLength(p, p.count, &row) }, body)
     }
 
     /// Parses one data row into the framing's reading; returns why it is rejected, if it is.
-    private func parseRow(_ p: UnsafePointer<UInt8>, _ n: Int, _ columns: [FieldName]) -> RejectReason? {
+    private func parseRow(_ p: PaddedBytes, _ n: Int, _ columns: [FieldName]) -> RejectReason? {
         var f = RecordFields()
         var badUTF8 = false
         let count = split(p, n) { index, bytes, _ in
             guard index < columns.count, bytes.count > 0 else { return }
             let field = columns[index]
-            let b = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let b = bytes
             switch field {
             case .t, .lat, .lon, .accuracy, .speed, .course, .altitude, .major, .minor, .rssi, .tx:
                 var v = 0.0
                 if NumberParser.parseWhole(b, bytes.count, &v) {
                     f.setNumber(field, v)
                 } else if field == .t {
-                    if let t = RFC3339.parse(bytes) {
+                    if let t = RFC3339.parse(bytes.bytes) {
                         f.t = t
                         f.timeState = .ok
                     } else {
@@ -248,9 +244,9 @@ public final class CSVDecoder: ReadingDecoder {
                 }
             case .device:
                 if !isValidUTF8(b, 0, bytes.count) { badUTF8 = true }
-                f.device = bytes
-            case .uuid: f.uuid = bytes
-            case .op: f.op = bytes
+                f.device = bytes.bytes
+            case .uuid: f.uuid = bytes.bytes
+            case .op: f.op = bytes.bytes
             case .id:
                 f.hasIDString = true
                 if !InputLimits.identifierFits(byteCount: bytes.count) { f.idTooLong = true }

@@ -17,7 +17,7 @@ struct CSVRegionReader {
     private static let requiredColumns = ["id", "lat", "lon", "radius"]
 
     func read(_ bytes: [UInt8]) throws(RegionFileError) -> [Region] {
-        let result: Result<[Region], RegionFileError> = bytes.withUnsafeBufferPointer { buffer in
+        let result: Result<[Region], RegionFileError> = bytes.withPaddedBytes { buffer in
             do throws(RegionFileError) {
                 return .success(try read(buffer))
             } catch {
@@ -27,7 +27,7 @@ struct CSVRegionReader {
         return try result.get()
     }
 
-    private func read(_ buffer: UnsafeBufferPointer<UInt8>) throws(RegionFileError) -> [Region] {
+    private func read(_ buffer: PaddedBytes) throws(RegionFileError) -> [Region] {
         var scanner = RecordScanner(buffer, file: file)
         var columns: (id: Int, lat: Int, lon: Int, radius: Int, count: Int)?
         var regions: [Region] = []
@@ -44,7 +44,11 @@ struct CSVRegionReader {
                 do throws(RegionFileError) {
                     columns = try readHeader(scanner)
                     var lines = 0
-                    for b in buffer where b == 0x0A { lines += 1 }
+                    var from = 0
+                    while let nl = buffer.firstIndex(of: 0x0A, in: from..<buffer.count) {
+                        lines += 1
+                        from = nl + 1
+                    }
                     regions.reserveCapacity(lines)
                     rowLines.reserveCapacity(lines)
                     ids = RegionIDSlots(capacity: lines)
@@ -141,7 +145,8 @@ struct CSVRegionReader {
 /// fields are byte ranges, into the file or (for a record with a quoted field) into `scratch`.
 private struct RecordScanner {
     let file: String
-    let bytes: UnsafeBufferPointer<UInt8>
+    /// The file (no padding: the scanner reads only within it).
+    let bytes: PaddedBytes
     private var index: Int
     /// 1-based line where the current record starts.
     private(set) var line = 1
@@ -155,10 +160,10 @@ private struct RecordScanner {
 
     private static let quote = UInt8(ascii: "\""), comma = UInt8(ascii: ","), cr: UInt8 = 0x0D, lf: UInt8 = 0x0A
 
-    init(_ bytes: UnsafeBufferPointer<UInt8>, file: String) {
+    init(_ bytes: PaddedBytes, file: String) {
         self.bytes = bytes
         self.file = file
-        index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        index = bytes.count >= 3 && bytes.matches("\u{FEFF}", at: 0) ? 3 : 0
     }
 
     /// Moves to the next non-blank record; false at the end of the file.
@@ -180,9 +185,9 @@ private struct RecordScanner {
     /// The field as the String the reader compares and reports, spaces and tabs trimmed.
     func string(_ field: Int) -> String {
         withField(field) { field, nonASCII in
-            if nonASCII { return Self.trimmed(String(decoding: field, as: UTF8.self)) }
+            if nonASCII { return Self.trimmed(field.string(0..<field.count)) }
             let t = Self.trimmed(field)
-            return String(decoding: t, as: UTF8.self)
+            return t.string(0..<t.count)
         }
     }
 
@@ -192,38 +197,40 @@ private struct RecordScanner {
         withField(field) { field, nonASCII in
             guard !nonASCII else { return nil }
             var t = Self.trimmed(field)
-            if t.count > 1 && t[t.startIndex] == UInt8(ascii: "+") && t[t.startIndex + 1] != UInt8(ascii: "-") {
-                t = UnsafeBufferPointer(rebasing: t[(t.startIndex + 1)...])
+            if t.count > 1 && t[0] == UInt8(ascii: "+") && t[1] != UInt8(ascii: "-") {
+                t = t.dropFirst(1)
             }
-            guard let base = t.baseAddress, !t.isEmpty else { return nil }
+            guard t.count > 0 else { return nil }
             var value = 0.0
             // In the file, the parser may look past the field to the file's end (its 8-bytes-at-a-
-            // time path needs the room): what follows a field (a comma, a line break, a space, a
-            // quote) cannot continue a number, so it still must end exactly at the field's end.
-            let room = inScratch ? t.count : bytes.baseAddress! + bytes.count - base
-            guard NumberParser.parse(base, 0, room, &value) == t.count, value.isFinite else { return nil }
+            // time path needs the room; a field's `padding` is the rest of the file): what follows
+            // a field (a comma, a line break, a space, a quote) cannot continue a number, so it
+            // still must end exactly at the field's end.
+            let room = inScratch ? t.count : t.count + t.padding
+            guard NumberParser.parse(t, 0, room, &value) == t.count, value.isFinite else { return nil }
             return value
         }
     }
 
     @inline(__always)
-    private func withField<R>(_ field: Int, _ body: (UnsafeBufferPointer<UInt8>, Bool) -> R) -> R {
+    private func withField<R>(_ field: Int, _ body: (PaddedBytes, Bool) -> R) -> R {
         let f = fields[field]
         if inScratch {
-            return scratch.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[f.start..<f.end]), f.nonASCII) }
+            return scratch.withPaddedBytes { body($0.slice(f.start..<f.end), f.nonASCII) }
         }
-        return body(UnsafeBufferPointer(start: bytes.baseAddress! + f.start, count: f.end - f.start), f.nonASCII)
+        return body(bytes.slice(f.start..<f.end), f.nonASCII)
     }
 
     private func isBlank(_ field: Int) -> Bool {
-        withField(field) { field, _ in field.allSatisfy { $0 == 0x20 || $0 == 0x09 } }
+        withField(field) { field, _ in field.bytes.allSatisfy { $0 == 0x20 || $0 == 0x09 } }
     }
 
-    private static func trimmed(_ field: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
-        var s = field.startIndex, e = field.endIndex
+    @inline(__always)
+    private static func trimmed(_ field: PaddedBytes) -> PaddedBytes {
+        var s = 0, e = field.count
         while s < e, field[s] == 0x20 || field[s] == 0x09 { s += 1 }
         while e > s, field[e - 1] == 0x20 || field[e - 1] == 0x09 { e -= 1 }
-        return UnsafeBufferPointer(rebasing: field[s..<e])
+        return field.slice(s..<e)
     }
 
     private static func trimmed(_ text: String) -> String {
@@ -252,7 +259,7 @@ private struct RecordScanner {
                 high |= b
                 index += 1
             }
-            let valid = high < 0x80 || String(validating: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self) != nil
+            let valid = high < 0x80 || String(validating: bytes.view(start..<index), as: UTF8.self) != nil
             try appendField(start, index, nonASCII: high >= 0x80, valid: valid)
             if try endOfField() { return false }
         }

@@ -17,14 +17,18 @@ import GeotriggerCore
 /// scanner that skips comments and CDATA sections; it is not a validating XML parser.
 public final class GPXDecoder: ReadingDecoder {
     public let sourceName: String
-    private var data: UnsafeMutablePointer<UInt8>
+    /// The whole file, read into `buffer`.
+    private let data: PaddedBytes
+    private let buffer: PaddedBuffer
     private var count = 0
     private var pos = 0
     private var countedTo = 0
     private var currentLine = 1
-    private let device: UnsafeMutableRawBufferPointer
+    /// The device's bytes, in `deviceCopy`.
+    private let device: ByteView
+    private let deviceCopy: PaddedBuffer
     private var reading = Reading()
-    private var element = UnsafeRawBufferPointer(start: nil, count: 0)
+    private var element = ByteView.empty
 
     public private(set) var lineNumber = 0
     public private(set) var ioError: String?
@@ -36,18 +40,16 @@ public final class GPXDecoder: ReadingDecoder {
     ///   component without extension.
     public init(fd: Int32, ownsDescriptor: Bool = false, sourceName: String, device: String? = nil) {
         self.sourceName = sourceName
-        self.device = copyBytes(device ?? GPXDecoder.deviceName(fromPath: sourceName))!
-        var capacity = 1 << 16
-        data = .allocate(capacity: capacity)
+        let name = device ?? GPXDecoder.deviceName(fromPath: sourceName)
+        let copy = PaddedBuffer(copying: name)
+        self.device = copy.view(from: 0, count: name.utf8.count)
+        self.deviceCopy = copy
+        var buffer = PaddedBuffer(capacity: 1 << 16)
+        var count = 0
+        var ioError: String?
         while true {
-            if count == capacity {
-                let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
-                bigger.update(from: data, count: count)
-                data.deallocate()
-                data = bigger
-                capacity *= 2
-            }
-            let got = read(fd, data + count, capacity - count)
+            if count == buffer.capacity { buffer.grow(to: buffer.capacity * 2, keeping: count) }
+            let got = buffer.read(fd, at: count, count: buffer.capacity - count)
             if got > 0 {
                 count += got
             } else if got == 0 {
@@ -58,11 +60,10 @@ public final class GPXDecoder: ReadingDecoder {
             }
         }
         if ownsDescriptor { close(fd) }
-    }
-
-    deinit {
-        data.deallocate()
-        device.deallocate()
+        self.count = count
+        self.ioError = ioError
+        self.data = buffer.bytes(from: 0, count: count)
+        self.buffer = buffer
     }
 
     /// `path`'s last component without its extension (`tracks/ride.gpx` → `ride`).
@@ -75,19 +76,18 @@ public final class GPXDecoder: ReadingDecoder {
     }
 
     public var current: Reading { reading }
-    public var rejectedLine: ByteView { ByteView(unsafe: element) }
+    public var rejectedLine: ByteView { element }
     public var bytesRead: Int { pos }
 
     // MARK: Scanning
 
     private func find(_ needle: StaticString, from: Int, to: Int) -> Int? {
         let m = needle.utf8CodeUnitCount
-        let first = Int32(needle.utf8Start[0])
+        let first = needle.utf8Start[0]
         var i = from
         while i + m <= to {
-            guard let hit = memchr(data + i, first, to - m + 1 - i) else { return nil }
-            let h = data.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-            if memcmpEqual(data + h, needle.utf8Start, m) { return h }
+            guard let h = data.firstIndex(of: first, in: i..<(to - m + 1)) else { return nil }
+            if data.matches(needle, at: h) { return h }
             i = h + 1
         }
         return nil
@@ -102,9 +102,9 @@ public final class GPXDecoder: ReadingDecoder {
 
     private func advanceLineCount(to i: Int) {
         var k = countedTo
-        while k < i, let nl = memchr(data + k, 0x0A, i - k) {
+        while k < i, let nl = data.firstIndex(of: 0x0A, in: k..<i) {
             currentLine += 1
-            k = data.distance(to: nl.assumingMemoryBound(to: UInt8.self)) + 1
+            k = nl + 1
         }
         countedTo = i
     }
@@ -128,7 +128,7 @@ public final class GPXDecoder: ReadingDecoder {
     }
 
     /// The value of attribute `name` in the tag `data[from..<to]`.
-    private func attribute(_ name: StaticString, from: Int, to: Int) -> UnsafeRawBufferPointer? {
+    private func attribute(_ name: StaticString, from: Int, to: Int) -> PaddedBytes? {
         var i = from
         let m = name.utf8CodeUnitCount
         while i < to {
@@ -150,20 +150,20 @@ public final class GPXDecoder: ReadingDecoder {
             let valueStart = i + 1
             var j = valueStart
             while j < to && data[j] != q { j += 1 }
-            if nameEnd - nameStart == m && memcmpEqual(data + nameStart, name.utf8Start, m) {
-                return UnsafeRawBufferPointer(start: data + valueStart, count: j - valueStart)
+            if nameEnd - nameStart == m && data.matches(name, at: nameStart) {
+                return data.slice(valueStart..<j)
             }
             i = j + 1
         }
         return nil
     }
 
-    private func trimmed(_ s: Int, _ e: Int) -> UnsafeRawBufferPointer {
+    private func trimmed(_ s: Int, _ e: Int) -> ByteView {
         var s = s
         var e = e
         while s < e && (data[s] == 0x20 || data[s] == 0x09 || data[s] == 0x0A || data[s] == 0x0D) { s += 1 }
         while e > s && (data[e - 1] == 0x20 || data[e - 1] == 0x09 || data[e - 1] == 0x0A || data[e - 1] == 0x0D) { e -= 1 }
-        return UnsafeRawBufferPointer(start: data + s, count: e - s)
+        return data.view(s..<e)
     }
 
     public var position: InputPosition { InputPosition(offset: pos, line: lineNumber) }
@@ -199,17 +199,17 @@ public final class GPXDecoder: ReadingDecoder {
             lineNumber = currentLine
             guard let gt = tagEnd(lt) else {
                 pos = count
-                element = UnsafeRawBufferPointer(start: data + lt, count: count - lt)
+                element = data.view(lt..<count)
                 return .rejected(.malformed)
             }
             let selfClosing = data[gt - 1] == UInt8(ascii: "/")
             let attrEnd = selfClosing ? gt - 1 : gt
             var end = gt + 1
-            var time: UnsafeRawBufferPointer? = nil
+            var time: ByteView? = nil
             if !selfClosing {
                 guard let close = find("</trkpt", from: gt + 1, to: count), let closeGT = find(">", from: close, to: count) else {
                     pos = count
-                    element = UnsafeRawBufferPointer(start: data + lt, count: count - lt)
+                    element = data.view(lt..<count)
                     return .rejected(.malformed)
                 }
                 end = closeGT + 1
@@ -225,7 +225,7 @@ public final class GPXDecoder: ReadingDecoder {
                 }
             }
             pos = end
-            element = UnsafeRawBufferPointer(start: data + lt, count: end - lt)
+            element = data.view(lt..<end)
             guard let time else {
                 untimedPoints += 1
                 continue
@@ -235,23 +235,22 @@ public final class GPXDecoder: ReadingDecoder {
             }
             return .reading
         }
-        element = UnsafeRawBufferPointer(start: nil, count: 0)
+        element = .empty
         return .end
     }
 
-    private func coordinate(_ b: UnsafeRawBufferPointer?, _ v: inout Double) -> RejectReason? {
-        guard let b else { return .missingCoordinate }
-        let t = b.count
+    private func coordinate(_ b: PaddedBytes?, _ v: inout Double) -> RejectReason? {
+        guard let p = b else { return .missingCoordinate }
+        let t = p.count
         var s = 0
         var e = t
-        let p = b.baseAddress!.assumingMemoryBound(to: UInt8.self)
         while s < e && p[s] == 0x20 { s += 1 }
         while e > s && p[e - 1] == 0x20 { e -= 1 }
-        guard NumberParser.parseWhole(p + s, e - s, &v) else { return .malformed }
+        guard NumberParser.parseWhole(p.slice(s..<e), e - s, &v) else { return .malformed }
         return v.isFinite ? nil : .nonFinite
     }
 
-    private func fill(attrFrom: Int, attrTo: Int, time: UnsafeRawBufferPointer) -> RejectReason? {
+    private func fill(attrFrom: Int, attrTo: Int, time: ByteView) -> RejectReason? {
         var lat = 0.0
         var lon = 0.0
         if let r = coordinate(attribute("lat", from: attrFrom, to: attrTo), &lat) { return r }
@@ -264,14 +263,14 @@ public final class GPXDecoder: ReadingDecoder {
         guard InputLimits.identifierFits(byteCount: device.count) else { return .idTooLong }
         reading.kind = .fix
         reading.t = t
-        reading.device = ByteView(unsafe: UnsafeRawBufferPointer(device))
+        reading.device = device
         reading.latitude = lat
         reading.longitude = lon
         reading.accuracy = .nan
         reading.beacon = BeaconID()
         reading.rssi = .nan
         reading.tx = .nan
-        reading.line = ByteView(unsafe: element)
+        reading.line = element
         return nil
     }
 }

@@ -25,7 +25,7 @@ extension GeoJSONRegionReader {
     /// The regions of a FeatureCollection, or `GeoJSONDeclined` when the file is not one the fast
     /// lane reads (the general reader then reads it and reports what is wrong, if anything).
     package func readFast(_ bytes: [UInt8]) throws(GeoJSONDeclined) -> [Region] {
-        let result: Result<[Region], GeoJSONDeclined> = bytes.withUnsafeBufferPointer { buffer in
+        let result: Result<[Region], GeoJSONDeclined> = bytes.withPaddedBytes { buffer in
             var parser = JSONParser(buffer, maxDepth: JSONValue.defaultMaxDepth)
             do throws(GeoJSONDeclined) {
                 return .success(try readCollection(&parser))
@@ -57,7 +57,7 @@ extension GeoJSONRegionReader {
         var tail: SecondHalf?
         if bytes.count >= Self.splitBytes, let split = Self.splitPoint(bytes, from: p.index) {
             stop = split
-            let half = SecondHalf(reader: self, base: bytes.baseAddress!, count: bytes.count, start: split)
+            let half = SecondHalf(reader: self, bytes: bytes, start: split)
             half.thread = JobThread { half.run() }
             tail = half
         }
@@ -132,7 +132,7 @@ extension GeoJSONRegionReader {
 
     /// Where a feature seems to start near the middle: `{"type":"Feature"` after a `,` (and
     /// whitespace). Only a guess (it may sit inside a string); `readCollection` checks it.
-    static func splitPoint(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+    static func splitPoint(_ bytes: PaddedBytes, from start: Int) -> Int? {
         let pattern = Array(#"{"type":"Feature""#.utf8)
         var i = start + (bytes.count - start) / 2
         let limit = min(bytes.count - pattern.count, i + (1 << 20))
@@ -152,22 +152,20 @@ extension GeoJSONRegionReader {
         // `@unchecked Sendable`: made before the thread starts, read by it, and read back by the
         // first thread only after `join`. The bytes outlive both (the caller's array).
         let reader: GeoJSONRegionReader
-        let base: UnsafePointer<UInt8>
-        let count: Int
+        let bytes: PaddedBytes
         let start: Int
         var thread: JobThread?
         /// The features and the index after the array's `]`; nil when it declined.
         var result: ([Region], Int)?
 
-        init(reader: GeoJSONRegionReader, base: UnsafePointer<UInt8>, count: Int, start: Int) {
+        init(reader: GeoJSONRegionReader, bytes: PaddedBytes, start: Int) {
             self.reader = reader
-            self.base = base
-            self.count = count
+            self.bytes = bytes
             self.start = start
         }
 
         func run() {
-            var p = JSONParser(UnsafeBufferPointer(start: base, count: count), maxDepth: JSONValue.defaultMaxDepth)
+            var p = JSONParser(bytes, maxDepth: JSONValue.defaultMaxDepth)
             p.index = start
             guard let (regions, _) = try? reader.features(&p, until: .max, atArrayStart: false) else { return }
             result = (regions, p.index)
@@ -201,8 +199,7 @@ extension GeoJSONRegionReader {
         let bytes = p.bytes
         @inline(__always) func literal(_ text: StaticString) -> Bool {
             let n = text.utf8CodeUnitCount
-            guard p.index + n <= bytes.count,
-                  memcmp(bytes.baseAddress! + p.index, text.utf8Start, n) == 0 else { return false }
+            guard p.index + n <= bytes.count, bytes.matches(text, at: p.index) else { return false }
             p.index += n
             return true
         }
@@ -220,7 +217,7 @@ extension GeoJSONRegionReader {
               literal("}}"),
               coordinateProblem(latitude: latitude, longitude: longitude) == nil, radiusProblem(radius) == nil
         else { return nil }
-        let id = String(decoding: UnsafeBufferPointer(rebasing: bytes[idStart..<idEnd]), as: UTF8.self)
+        let id = bytes.string(idStart..<idEnd)
         return Region(id: id, shape: .circle(center: Coordinate(latitude: latitude, longitude: longitude), radius: radius),
                       storedProperties: .radius(radius), featureIndex: index)
     }
@@ -342,14 +339,14 @@ extension GeoJSONRegionReader {
 
     /// The bytes of a string of printable ASCII without escapes, after its closing quote; nil
     /// (the index unmoved) for any other string.
-    private func plainString(_ p: inout JSONParser) -> UnsafeBufferPointer<UInt8>? {
+    private func plainString(_ p: inout JSONParser) -> ByteView? {
         let bytes = p.bytes
         guard p.index < bytes.count, bytes[p.index] == UInt8(ascii: "\"") else { return nil }
         var i = p.index + 1
         while i < bytes.count {
             let c = bytes[i]
             if c == UInt8(ascii: "\"") {
-                let text = UnsafeBufferPointer(rebasing: bytes[(p.index + 1)..<i])
+                let text = bytes.view((p.index + 1)..<i)
                 p.index = i + 1
                 return text
             }
@@ -359,10 +356,8 @@ extension GeoJSONRegionReader {
         return nil
     }
 
-    private func equal(_ text: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
-        guard text.count == word.utf8CodeUnitCount else { return false }
-        for k in 0..<text.count where text[k] != word.utf8Start[k] { return false }
-        return true
+    private func equal(_ text: ByteView, _ word: StaticString) -> Bool {
+        text.count == word.utf8CodeUnitCount && PaddedBytes(text).matches(word, at: 0)
     }
 
     /// A number, as the general parser reads it (the same rounding).

@@ -10,7 +10,7 @@ enum JSONScan {
     static let maxDepth = 256
 
     @inline(__always)
-    static func skipWhitespace(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> Int {
+    static func skipWhitespace(_ p: PaddedBytes, _ i: Int, _ n: Int) -> Int {
         var j = i
         while j < n {
             let c = p[j]
@@ -27,7 +27,7 @@ enum JSONScan {
     /// Scans a string body starting just after its opening quote. Returns the index of the closing
     /// quote. Checks escapes, control characters and UTF-8; sets `hasEscape` when a `\` was seen.
     @inline(__always)
-    static func scanString(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ hasEscape: inout Bool) -> Int {
+    static func scanString(_ p: PaddedBytes, _ i: Int, _ n: Int, _ hasEscape: inout Bool) -> Int {
         var j = i
         while j < n {
             let c = p[j]
@@ -61,7 +61,7 @@ enum JSONScan {
     }
 
     @inline(__always)
-    private static func hex4(_ p: UnsafePointer<UInt8>, _ j: Int) -> UInt32 {
+    private static func hex4(_ p: PaddedBytes, _ j: Int) -> UInt32 {
         var v: UInt32 = 0
         for k in 0..<4 {
             let c = p[j + k]
@@ -73,7 +73,7 @@ enum JSONScan {
 
     /// Resolves the escapes of an already scanned string body `p[i..<end]` into `out`.
     /// Returns the number of bytes written, or `invalidUTF8` for an unpaired surrogate.
-    static func unescape(_ p: UnsafePointer<UInt8>, _ i: Int, _ end: Int, _ out: UnsafeMutablePointer<UInt8>) -> Int {
+    static func unescape(_ p: PaddedBytes, _ i: Int, _ end: Int, _ out: ByteWriter) -> Int {
         var j = i
         var o = 0
         while j < end {
@@ -132,15 +132,15 @@ enum JSONScan {
     }
 
     @inline(__always)
-    static func literal(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ word: StaticString) -> Int {
+    static func literal(_ p: PaddedBytes, _ i: Int, _ n: Int, _ word: StaticString) -> Int {
         let count = word.utf8CodeUnitCount
-        guard n - i >= count, memcmpEqual(p + i, word.utf8Start, count) else { return malformed }
+        guard n - i >= count, p.matches(word, at: i) else { return malformed }
         return i + count
     }
 
     /// Skips one JSON value at `p[i]` (no leading whitespace), validating it. Accepts the
     /// non-standard `NaN` / `Infinity` that Python's `json` writes.
-    static func skipValue(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, depth: Int = 0) -> Int {
+    static func skipValue(_ p: PaddedBytes, _ i: Int, _ n: Int, depth: Int = 0) -> Int {
         guard i < n else { return malformed }
         switch p[i] {
         case UInt8(ascii: "\""):

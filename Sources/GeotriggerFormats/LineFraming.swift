@@ -19,29 +19,31 @@ final class LineFraming {
     }
 
     private let reader: LineReader
-    private(set) var line = UnsafeRawBufferPointer(start: nil, count: 0)
+    private(set) var line = ByteView.empty
     /// Filled by `accept`; `line` is set here, once the parser has said it is a reading.
     @exclusivity(unchecked) private(set) var reading = Reading()
     private(set) var lineNumber = 0
     private(set) var blankLines = 0
     /// Room for unescaped field bytes. Unescaping never lengthens text, so a line always fits
     /// once the buffer is as long as the line.
-    private(set) var scratch: UnsafeMutablePointer<UInt8>
-    private var scratchCapacity = 4096
-    private let defaultDevice: UnsafeMutableRawBufferPointer?
+    @exclusivity(unchecked) private var scratchBuffer = PaddedBuffer(capacity: 4096)
+    /// The default device's bytes, in `deviceCopy`.
+    private let defaultDevice: ByteView?
+    private let deviceCopy: PaddedBuffer
     /// Where `decode(_:maxLength:_:)` keeps a record it was lent, so the parsers find slack past it.
-    @exclusivity(unchecked) private var held = PaddedCopy()
+    @exclusivity(unchecked) private var held = PaddedBuffer(capacity: 4096)
 
     init(fd: Int32, ownsDescriptor: Bool, defaultDevice: String?, bufferSize: Int, maxLineLength: Int) {
         self.reader = LineReader(fd: fd, ownsDescriptor: ownsDescriptor, bufferSize: bufferSize, maxLineLength: maxLineLength)
-        self.scratch = .allocate(capacity: scratchCapacity)
-        self.defaultDevice = copyBytes(defaultDevice)
+        let copy = PaddedBuffer(copying: defaultDevice ?? "")
+        self.defaultDevice = defaultDevice.map { copy.view(from: 0, count: $0.utf8.count) }
+        self.deviceCopy = copy
     }
 
-    deinit {
-        scratch.deallocate()
-        defaultDevice?.deallocate()
-    }
+    /// Where the parser writes unescaped bytes, from `start` in the scratch on (each line's
+    /// parse starts again at 0); valid during the parse.
+    @inline(__always)
+    func scratch(from start: Int) -> ByteWriter { scratchBuffer.writer(from: start) }
 
     var bytesRead: Int { reader.bytesRead }
     /// Where the next line begins (`LineReader.consumed`).
@@ -57,14 +59,14 @@ final class LineFraming {
     /// The next non-blank line as it is (no parsing, no record) that begins before `offset`: the
     /// CSV header of a run resumed at `offset`, nil if it comes later (or never). An over-long
     /// line is passed over, as `next` rejects it before any parser sees it.
-    func nextNonBlankLine(before offset: Int) -> UnsafeRawBufferPointer? {
+    func nextNonBlankLine(before offset: Int) -> PaddedBytes? {
         while reader.consumed < offset {
             switch reader.next() {
             case .end: return nil
             case .tooLong: continue
             case .line(let l):
                 lineNumber = reader.lineNumber
-                if l.contains(where: { $0 != 0x20 && $0 != 0x09 }) { return l }
+                if l.bytes.contains(where: { $0 != 0x20 && $0 != 0x09 }) { return l }
             }
         }
         return nil
@@ -73,11 +75,11 @@ final class LineFraming {
 
     /// Advances to the next line that is a record, giving each non-empty line to `parse`.
     @inline(__always)
-    func next(_ parse: (_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Outcome) -> DecodeStep {
+    func next(_ parse: (_ line: PaddedBytes) -> Outcome) -> DecodeStep {
         while true {
             switch reader.next() {
             case .end:
-                line = UnsafeRawBufferPointer(start: nil, count: 0)
+                line = .empty
                 return .end
             case .tooLong(let prefix):
                 lineNumber = reader.lineNumber
@@ -85,16 +87,16 @@ final class LineFraming {
                 return .rejected(.lineTooLong)
             case .line(let l):
                 lineNumber = reader.lineNumber
-                line = l
+                line = l.bytes
                 let n = l.count
                 guard n > 0 else {
                     blankLines += 1
                     continue
                 }
-                if n > scratchCapacity { growScratch(n) }
-                switch parse(l.baseAddress!.assumingMemoryBound(to: UInt8.self), n) {
+                if n > scratchBuffer.capacity { growScratch(n) }
+                switch parse(l) {
                 case .reading:
-                    reading.line = ByteView(unsafe: l)
+                    reading.line = line
                     return .reading
                 case .blank:
                     blankLines += 1
@@ -110,29 +112,28 @@ final class LineFraming {
     /// One record held in memory (a Kafka message's payload), parsed as `next` parses a line and
     /// counted as the next line; a trailing newline (or CR LF) is not part of it. `.end` when it
     /// is blank (counted in `blankLines`, as a blank line is). The record's bytes are copied
-    /// first (`PaddedCopy`): the caller's buffer may end at its last byte, and `line` and the
-    /// reading's bytes then stay valid until the next call, whatever becomes of the caller's.
+    /// first (`PaddedBuffer.hold`): the caller's buffer may end at its last byte, and `line` and
+    /// the reading's bytes then stay valid until the next call, whatever becomes of the caller's.
     @inline(__always)
-    func decode(_ lent: UnsafeRawBufferPointer, maxLength: Int,
-                _ parse: (_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Outcome) -> DecodeStep {
+    func decode(_ lent: ByteView, maxLength: Int, _ parse: (_ line: PaddedBytes) -> Outcome) -> DecodeStep {
         lineNumber += 1
         var n = lent.count
         if n > 0 && lent[n - 1] == 0x0A { n -= 1 }
         if n > 0 && lent[n - 1] == 0x0D { n -= 1 }
         if n > maxLength {
-            line = held.hold(UnsafeRawBufferPointer(rebasing: lent[0..<maxLength]))
+            line = held.hold(lent[0..<maxLength]).bytes
             return .rejected(.lineTooLong)
         }
-        let l = held.hold(UnsafeRawBufferPointer(rebasing: lent[0..<n]))
-        line = l
+        let l = held.hold(lent[0..<n])
+        line = l.bytes
         guard n > 0 else {
             blankLines += 1
             return .end
         }
-        if n > scratchCapacity { growScratch(n) }
-        switch parse(l.baseAddress!.assumingMemoryBound(to: UInt8.self), n) {
+        if n > scratchBuffer.capacity { growScratch(n) }
+        switch parse(l) {
         case .reading:
-            reading.line = ByteView(unsafe: l)
+            reading.line = line
             return .reading
         case .blank, .consumed:
             blankLines += 1
@@ -148,15 +149,14 @@ final class LineFraming {
     /// having decided nothing), and the line is taken as it is, with no separate search for its end.
     /// Anything `whole` declines goes the usual way.
     @inline(__always)
-    func next(whole: (_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Int,
-              _ parse: (_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Outcome) -> DecodeStep {
+    func next(whole: (_ buffered: PaddedBytes) -> Int, _ parse: (_ line: PaddedBytes) -> Outcome) -> DecodeStep {
         if let rest = reader.buffered, rest.count > 0 {
-            let length = whole(rest.baseAddress!.assumingMemoryBound(to: UInt8.self), rest.count)
+            let length = whole(rest)
             if length >= 0 && length <= reader.maxLineLength {
                 let l = reader.takeLine(length: length)
                 lineNumber = reader.lineNumber
                 line = l
-                reading.line = ByteView(unsafe: l)
+                reading.line = l
                 return .reading
             }
         }
@@ -168,40 +168,37 @@ final class LineFraming {
     /// line counts as read (`reading` is not touched) and the fix goes to `body`; stops at the
     /// first line `whole` declines or when `body` returns false.
     @inline(__always)
-    func drainFixes(_ whole: (_ bytes: UnsafePointer<UInt8>, _ count: Int, _ fix: inout PlainFix) -> Int,
+    func drainFixes(_ whole: (_ buffered: PaddedBytes, _ fix: inout PlainFix) -> Int,
                     _ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                              _ longitude: Double, _ accuracy: Double) -> Bool) {
         while let rest = reader.buffered, rest.count > 0 {
-            let p = rest.baseAddress!.assumingMemoryBound(to: UInt8.self)
             // A fresh one for each line: a line without an accuracy leaves it NaN.
             var fix = PlainFix()
-            let length = whole(p, rest.count, &fix)
+            let length = whole(rest, &fix)
             guard length >= 0 && length <= reader.maxLineLength else { return }
             let l = reader.takeLine(length: length)
             lineNumber = reader.lineNumber
             line = l
-            let device = ByteView(unsafe: UnsafeRawBufferPointer(start: p + fix.deviceStart, count: fix.deviceCount))
+            let device = rest.view(from: fix.deviceStart, count: fix.deviceCount)
             if !body(fix.t, device, fix.latitude, fix.longitude, fix.accuracy) { return }
         }
     }
 
     @inline(never)
     private func growScratch(_ n: Int) {
-        scratch.deallocate()
-        scratchCapacity = n
-        scratch = .allocate(capacity: n)
+        scratchBuffer.grow(to: n)
     }
 
     /// Takes a fix the parser has already validated (`NDJSONDecoder`'s plain-line path).
     @inline(__always)
-    func acceptFix(t: Double, device: UnsafeRawBufferPointer, latitude: Double, longitude: Double, accuracy: Double) {
+    func acceptFix(t: Double, device: ByteView, latitude: Double, longitude: Double, accuracy: Double) {
         reading.setFix(t: t, device: device, latitude: latitude, longitude: longitude, accuracy: accuracy)
     }
 
     /// Validates a record's fields into `reading`; returns why it is rejected, if it is.
     @inline(__always)
     func accept(_ f: RecordFields) -> RejectReason? {
-        f.validate(into: &reading, defaultDevice: defaultDevice.map { UnsafeRawBufferPointer($0) })
+        f.validate(into: &reading, defaultDevice: defaultDevice)
     }
 }
 
@@ -210,13 +207,4 @@ final class LineFraming {
 struct PlainFix {
     var t = 0.0, latitude = 0.0, longitude = 0.0, accuracy = Double.nan
     var deviceStart = 0, deviceCount = 0
-}
-
-/// A heap copy of a string's UTF-8 bytes (nil for nil), owned by the caller.
-func copyBytes(_ s: String?) -> UnsafeMutableRawBufferPointer? {
-    guard let s else { return nil }
-    let bytes = Array(s.utf8)
-    let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
-    bytes.withUnsafeBytes { buf.copyMemory(from: $0) }
-    return UnsafeMutableRawBufferPointer(rebasing: buf[0..<bytes.count])
 }

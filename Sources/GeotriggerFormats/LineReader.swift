@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import GeotriggerCore
 
 /// Splits a file descriptor into lines through one large reusable buffer.
 ///
@@ -12,8 +13,8 @@ import Darwin
 /// newline is still a line. A UTF-8 byte order mark at the start of the input is dropped.
 final class LineReader {
     enum Line {
-        case line(UnsafeRawBufferPointer)
-        case tooLong(prefix: UnsafeRawBufferPointer)
+        case line(PaddedBytes)
+        case tooLong(prefix: ByteView)
         case end
     }
 
@@ -21,8 +22,9 @@ final class LineReader {
     static let tooLongPrefixLength = 1024
     /// Every `.line` is followed by at least this many readable bytes of the buffer (what comes
     /// next in the input, or zeros, or bytes of earlier lines), so a parser may load 8 bytes at
-    /// a time near the line's end, as long as it decides nothing from bytes past it.
-    static let slack = 16
+    /// a time near the line's end, as long as it decides nothing from bytes past it: the
+    /// `padding` of the `PaddedBytes` it is handed.
+    static let slack = PaddedBuffer.slack
     /// Bytes asked of one `read(2)`. Far less than the buffer (which must hold a maximal line),
     /// so the part of it in use stays in the core's L2 cache beside the engine's state, instead
     /// of each read sweeping a whole mebibyte through it.
@@ -31,7 +33,7 @@ final class LineReader {
     let fd: Int32
     let ownsDescriptor: Bool
     let maxLineLength: Int
-    private let buffer: UnsafeMutablePointer<UInt8>
+    private let buffer: PaddedBuffer
     private let capacity: Int
     private var start = 0
     private var end = 0
@@ -39,7 +41,7 @@ final class LineReader {
     private var scanned = 0
     private var eof = false
     private var atInputStart = true
-    private let prefix: UnsafeMutablePointer<UInt8>
+    private let prefix: PaddedBuffer
 
     /// A stop signal came while waiting for input (`fill`): the input ends at the last whole line.
     private(set) var interrupted = false
@@ -55,14 +57,11 @@ final class LineReader {
         // Room for a whole maximal line plus its CR LF (and, first, a byte order mark), so
         // compaction always makes progress.
         self.capacity = max(bufferSize, self.maxLineLength + 2 + 3)
-        self.buffer = .allocate(capacity: capacity + LineReader.slack)
-        self.buffer.initialize(repeating: 0, count: capacity + LineReader.slack)
-        self.prefix = .allocate(capacity: LineReader.tooLongPrefixLength)
+        self.buffer = PaddedBuffer(capacity: capacity)
+        self.prefix = PaddedBuffer(capacity: LineReader.tooLongPrefixLength)
     }
 
     deinit {
-        buffer.deallocate()
-        prefix.deallocate()
         if ownsDescriptor { close(fd) }
     }
 
@@ -71,7 +70,7 @@ final class LineReader {
         if eof { return false }
         if start > 0 {
             let live = end - start
-            if live > 0 { memmove(buffer, buffer + start, live) }
+            buffer.move(from: start, count: live, to: 0)
             scanned -= start
             end = live
             start = 0
@@ -79,7 +78,7 @@ final class LineReader {
         while true {
             let room = min(capacity - end, LineReader.readChunk)
             if room == 0 { return false }
-            let got = read(fd, buffer + end, room)
+            let got = buffer.read(fd, at: end, count: room)
             if got > 0 {
                 end += got
                 bytesRead += got
@@ -123,7 +122,7 @@ final class LineReader {
                 bytesRead = offset
             } else {
                 while rest > 0 {
-                    let got = read(fd, buffer, min(rest, capacity))
+                    let got = buffer.read(fd, at: 0, count: min(rest, capacity))
                     if got < 0 && errno == EINTR && !StopSignals.requested { continue }
                     if got <= 0 { return false }
                     rest -= got
@@ -141,8 +140,7 @@ final class LineReader {
 
     func next() -> Line {
         while true {
-            if scanned < end, let nl = memchr(buffer + scanned, 0x0A, end - scanned) {
-                let nlIndex = buffer.distance(to: nl.assumingMemoryBound(to: UInt8.self))
+            if scanned < end, let nlIndex = buffer.firstIndex(of: 0x0A, in: scanned..<end) {
                 return emit(upTo: nlIndex, consumed: nlIndex + 1)
             }
             scanned = end
@@ -181,10 +179,10 @@ final class LineReader {
         lineNumber += 1
         if e - s > maxLineLength {
             let kept = min(e - s, LineReader.tooLongPrefixLength)
-            prefix.update(from: buffer + s, count: kept)
-            return .tooLong(prefix: UnsafeRawBufferPointer(start: prefix, count: kept))
+            prefix.copy(buffer.view(from: s, count: kept), to: 0)
+            return .tooLong(prefix: prefix.view(from: 0, count: kept))
         }
-        return .line(UnsafeRawBufferPointer(start: buffer + s, count: e - s))
+        return .line(buffer.bytes(from: s, count: e - s))
     }
 
     /// The bytes buffered after the last line returned: the next lines, the last one perhaps cut
@@ -193,15 +191,15 @@ final class LineReader {
     /// `slack` readable bytes, like a line. Nil before the first line (whose byte order mark
     /// `next` removes).
     @inline(__always)
-    var buffered: UnsafeRawBufferPointer? {
-        atInputStart ? nil : UnsafeRawBufferPointer(start: buffer + start, count: end - start)
+    var buffered: PaddedBytes? {
+        atInputStart ? nil : buffer.bytes(from: start, count: end - start)
     }
 
     /// Returns the next line, which the caller has found in `buffered`: `length` bytes (at most
     /// `maxLineLength`), then its end, a newline or CR LF (the CR is not part of the line, as with
     /// `next`).
     @inline(__always)
-    func takeLine(length: Int) -> UnsafeRawBufferPointer {
+    func takeLine(length: Int) -> ByteView {
         let e = start + length
         let terminator = e < end && buffer[e] == 0x0A ? 1
             : e + 1 < end && buffer[e] == 0x0D && buffer[e + 1] == 0x0A ? 2 : 0
@@ -210,7 +208,7 @@ final class LineReader {
         start = e + terminator
         scanned = start
         lineNumber += 1
-        return UnsafeRawBufferPointer(start: buffer + s, count: length)
+        return buffer.view(from: s, count: length)
     }
 
     /// Keeps the first bytes of the current (over-long) line and discards input up to its newline.
@@ -218,14 +216,13 @@ final class LineReader {
         let s = start + byteOrderMark
         atInputStart = false
         let kept = min(end - s, LineReader.tooLongPrefixLength)
-        prefix.update(from: buffer + s, count: kept)
+        prefix.copy(buffer.view(from: s, count: kept), to: 0)
         lineNumber += 1
         start = 0
         end = 0
         scanned = 0
         while fill() {
-            if let nl = memchr(buffer, 0x0A, end) {
-                let nlIndex = buffer.distance(to: nl.assumingMemoryBound(to: UInt8.self))
+            if let nlIndex = buffer.firstIndex(of: 0x0A, in: 0..<end) {
                 start = nlIndex + 1
                 scanned = start
                 break
@@ -233,6 +230,6 @@ final class LineReader {
             end = 0
         }
         if eof && start == 0 { end = 0 }
-        return .tooLong(prefix: UnsafeRawBufferPointer(start: prefix, count: kept))
+        return .tooLong(prefix: prefix.view(from: 0, count: kept))
     }
 }

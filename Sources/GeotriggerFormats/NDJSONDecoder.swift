@@ -19,7 +19,7 @@ public final class NDJSONDecoder: ReadingDecoder {
     public var blankLines: Int { framing.blankLines }
     public var lineNumber: Int { framing.lineNumber }
     public var current: Reading { framing.reading }
-    public var rejectedLine: ByteView { ByteView(unsafe: framing.line) }
+    public var rejectedLine: ByteView { framing.line }
     public var bytesRead: Int { framing.bytesRead }
     public var ioError: String? { framing.ioError }
     public var position: InputPosition { InputPosition(offset: framing.consumed, line: framing.lineNumber) }
@@ -60,8 +60,8 @@ public final class NDJSONDecoder: ReadingDecoder {
     /// (the caller's may end at the record's last byte), so `current` and `rejectedLine` stay
     /// valid until the next call; nothing is allocated once the longest record so far fits.
     package func decode(record: ByteView) -> DecodeStep {
-        framing.decode(record.unsafeBytes, maxLength: maxRecordLength) { p, n in
-            switch parse(p, n) {
+        framing.decode(record, maxLength: maxRecordLength) { p in
+            switch parse(p, p.count) {
             case 0: .reading
             case 1: .blank
             case let code: .rejected(rejectReason(code))
@@ -70,8 +70,8 @@ public final class NDJSONDecoder: ReadingDecoder {
     }
 
     public func next() -> DecodeStep {
-        @inline(__always) func outcome(_ p: UnsafePointer<UInt8>, _ n: Int) -> LineFraming.Outcome {
-            switch parse(p, n) {
+        @inline(__always) func outcome(_ p: PaddedBytes) -> LineFraming.Outcome {
+            switch parse(p, p.count) {
             case 0: .reading
             case 1: .blank
             case let code: .rejected(rejectReason(code))
@@ -81,7 +81,7 @@ public final class NDJSONDecoder: ReadingDecoder {
         // found by the plain-line parser itself; any other line, or any line after a record that
         // was not one, goes through the line reader's newline search and `parse` (which tries
         // the plain grammar first too, so a stream of other records is not parsed twice).
-        if lastWasPlain { return framing.next(whole: { p, available in plainFixLine(p, available) }, outcome) }
+        if lastWasPlain { return framing.next(whole: { p in plainFixLine(p, p.count) }, outcome) }
         return framing.next(outcome)
     }
 
@@ -104,19 +104,19 @@ public final class NDJSONDecoder: ReadingDecoder {
     /// bytes (escapes resolved into the scratch buffer at `scratchUsed`), or a negative error code.
     @inline(__always)
     private func stringValue(
-        _ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ scratchUsed: inout Int, _ out: inout UnsafeRawBufferPointer
+        _ p: PaddedBytes, _ i: Int, _ n: Int, _ scratchUsed: inout Int, _ out: inout ByteView
     ) -> Int {
         var esc = false
         let e = JSONScan.scanString(p, i + 1, n, &esc)
         if e < 0 { return e }
         if !esc {
-            out = UnsafeRawBufferPointer(start: p + i + 1, count: e - i - 1)
+            out = p.view(from: i + 1, count: e - i - 1)
         } else {
-            let dst = framing.scratch + scratchUsed
+            let dst = framing.scratch(from: scratchUsed)
             let written = JSONScan.unescape(p, i + 1, e, dst)
             if written < 0 { return written }
             scratchUsed += written
-            out = UnsafeRawBufferPointer(start: dst, count: written)
+            out = dst.bytes(count: written).bytes
         }
         return e + 1
     }
@@ -129,7 +129,7 @@ public final class NDJSONDecoder: ReadingDecoder {
     /// false, having changed nothing, for any other line; the general path then decides it, so
     /// this path only saves work and never decides differently.
     @inline(__always)
-    private func plainFix(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+    private func plainFix(_ p: PaddedBytes, _ n: Int) -> Bool {
         var fix = PlainFix()
         lastWasPlain = plainFixBrace(p, n, &fix) == n - 1
         guard lastWasPlain else { return false }
@@ -141,7 +141,7 @@ public final class NDJSONDecoder: ReadingDecoder {
     /// line if it is a plain fix whose brace is followed by a newline or CR LF within `available`
     /// bytes, else -1 with nothing decided (a line cut short by the buffer's end, any other).
     @inline(__always)
-    private func plainFixLine(_ p: UnsafePointer<UInt8>, _ available: Int) -> Int {
+    private func plainFixLine(_ p: PaddedBytes, _ available: Int) -> Int {
         var fix = PlainFix()
         let length = plainFixLength(p, available, &fix)
         if length >= 0 { accept(fix, p) }
@@ -150,7 +150,7 @@ public final class NDJSONDecoder: ReadingDecoder {
 
     /// `plainFixLine` without taking the fix: the line's length, the fix in `fix`.
     @inline(__always)
-    private func plainFixLength(_ p: UnsafePointer<UInt8>, _ available: Int, _ fix: inout PlainFix) -> Int {
+    private func plainFixLength(_ p: PaddedBytes, _ available: Int, _ fix: inout PlainFix) -> Int {
         let brace = plainFixBrace(p, available, &fix)
         guard brace >= 0, brace + 1 < available else { return -1 }
         let ends = p[brace + 1] == UInt8(ascii: "\n")
@@ -168,7 +168,7 @@ public final class NDJSONDecoder: ReadingDecoder {
     public func drainPlainFixes(_ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                                          _ longitude: Double, _ accuracy: Double) -> Bool) {
         guard lastWasPlain else { return }
-        framing.drainFixes({ p, available, fix in plainFixLength(p, available, &fix) }, body)
+        framing.drainFixes({ p, fix in plainFixLength(p, p.count, &fix) }, body)
     }
 
     /// The last plain line's time, reused by the next line of the same tick.
@@ -176,13 +176,13 @@ public final class NDJSONDecoder: ReadingDecoder {
 
     /// The time at `p[5]` (after `{"t":`), as `PlainLine.RepeatedNumber` reads it.
     @inline(__always)
-    private func plainTime(_ p: UnsafePointer<UInt8>, _ n: Int, _ t: inout Double) -> Int {
+    private func plainTime(_ p: PaddedBytes, _ n: Int, _ t: inout Double) -> Int {
         times.number(p, 5, n, &t)
     }
 
     @inline(__always)
-    private func accept(_ fix: PlainFix, _ p: UnsafePointer<UInt8>) {
-        framing.acceptFix(t: fix.t, device: UnsafeRawBufferPointer(start: p + fix.deviceStart, count: fix.deviceCount),
+    private func accept(_ fix: PlainFix, _ p: PaddedBytes) {
+        framing.acceptFix(t: fix.t, device: p.view(from: fix.deviceStart, count: fix.deviceCount),
                           latitude: fix.latitude, longitude: fix.longitude, accuracy: fix.accuracy)
     }
 
@@ -196,9 +196,9 @@ public final class NDJSONDecoder: ReadingDecoder {
     /// `PlainLine.number`, which declines anything but the usual decimals. Whatever it declines,
     /// the general path decides.
     @inline(__always)
-    private func plainFixBrace(_ p: UnsafePointer<UInt8>, _ n: Int, _ fix: inout PlainFix) -> Int {
+    private func plainFixBrace(_ p: PaddedBytes, _ n: Int, _ fix: inout PlainFix) -> Int {
         typealias L = PlainLine
-        @inline(__always) func word(_ at: Int) -> UInt64 { L.word(p, at) }
+        @inline(__always) func word(_ at: Int) -> UInt64 { p.word(at: at) }
         guard word(0) & L.mask5 == L.braceT else { return -1 }
         var i = plainTime(p, n, &fix.t)
         guard i > 0, InputLimits.timeIsWritable(fix.t), i + 11 <= n, word(i) == L.commaDevice, word(i + 8) & L.mask3 == L.quoteColonQuote else { return -1 }
@@ -226,7 +226,7 @@ public final class NDJSONDecoder: ReadingDecoder {
 
     /// Parses one line. Returns 0 for a reading (in the framing's `reading`), 1 for a blank line, 2 for a
     /// record rejected by validation (`validationReason`), or a negative `JSONScan` error code.
-    private func parse(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int {
+    private func parse(_ p: PaddedBytes, _ n: Int) -> Int {
         if plainFix(p, n) { return 0 }
         var i = JSONScan.skipWhitespace(p, 0, n)
         if i == n { return 1 }
@@ -245,11 +245,11 @@ public final class NDJSONDecoder: ReadingDecoder {
                     field = plain.field
                     i = plain.end
                 } else {
-                    var key = UnsafeRawBufferPointer(start: nil, count: 0)
+                    var key = ByteView.empty
                     var keyScratch = scratchUsed
                     i = stringValue(p, i, n, &keyScratch, &key)  // key bytes need not outlive the match
                     if i < 0 { return i }
-                    field = FieldName.match(key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
+                    field = FieldName.match(key)
                     i = JSONScan.skipWhitespace(p, i, n)
                     guard i < n, p[i] == UInt8(ascii: ":") else { return JSONScan.malformed }
                     i += 1
@@ -267,7 +267,7 @@ public final class NDJSONDecoder: ReadingDecoder {
                         f.setNumber(field, v)
                         i = e
                     } else if c == UInt8(ascii: "\"") {
-                        var s = UnsafeRawBufferPointer(start: nil, count: 0)
+                        var s = ByteView.empty
                         var tmp = scratchUsed
                         i = stringValue(p, i, n, &tmp, &s)
                         if i < 0 { return i }
@@ -301,7 +301,7 @@ public final class NDJSONDecoder: ReadingDecoder {
                     }
                 case .device, .uuid, .op, .id:
                     if c == UInt8(ascii: "\"") {
-                        var s = UnsafeRawBufferPointer(start: nil, count: 0)
+                        var s = ByteView.empty
                         i = stringValue(p, i, n, &scratchUsed, &s)
                         if i < 0 { return i }
                         switch field {
@@ -357,7 +357,7 @@ public final class NDJSONDecoder: ReadingDecoder {
         if f.device != nil, !f.deviceWrongType, f.device!.count == 0 { f.device = nil }
         // A control record's nested ids (rare records: read by the JSON parser the scheduler uses).
         if f.op != nil && !f.idTooLong {
-            f.idTooLong = controlIDsTooLong(UnsafeRawBufferPointer(start: p, count: n))
+            f.idTooLong = controlIDsTooLong(p.view(from: 0, count: n))
         }
         if let reason = framing.accept(f) {
             validationReason = reason

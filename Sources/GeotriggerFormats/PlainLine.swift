@@ -16,12 +16,6 @@ enum PlainLine {
     static let mask5: UInt64 = 0xFF_FFFF_FFFF
     static let mask7: UInt64 = 0xFF_FFFF_FFFF_FFFF
 
-    /// The 8 bytes at `p + at`, first byte lowest.
-    @inline(__always)
-    static func word(_ p: UnsafePointer<UInt8>, _ at: Int) -> UInt64 {
-        UInt64(littleEndian: UnsafeRawPointer(p + at).loadUnaligned(as: UInt64.self))
-    }
-
     /// The high bit of each byte of `w` equal to `b` is set in the result, exactly up to the first
     /// such byte (bits above it may be set spuriously, by borrows).
     @inline(__always)
@@ -50,10 +44,10 @@ enum PlainLine {
     /// `also` or that no plain name holds (`specialBytes`), found 8 bytes at a time, or -1 if
     /// there is none before `n`. Reads words only from indices below `n`.
     @inline(__always)
-    static func nameEnd(_ p: UnsafePointer<UInt8>, from: Int, _ n: Int, also: UInt8) -> Int {
+    static func nameEnd(_ p: PaddedBytes, from: Int, _ n: Int, also: UInt8) -> Int {
         var i = from
         while i < n {
-            let w = word(p, i)
+            let w = p.word(at: i)
             let stop = specialBytes(w) | bytesEqual(w, also)
             if stop != 0 {
                 let end = i + stop.trailingZeroBitCount >> 3
@@ -77,9 +71,9 @@ enum PlainLine {
         private var value = 0.0
 
         @inline(__always)
-        mutating func number(_ p: UnsafePointer<UInt8>, _ at: Int, _ n: Int, _ v: inout Double) -> Int {
+        mutating func number(_ p: PaddedBytes, _ at: Int, _ n: Int, _ v: inout Double) -> Int {
             guard n > at &+ 15 else { return PlainLine.number(p, at, n, &v) }
-            let w0 = word(p, at), w1 = word(p, at &+ 8)
+            let w0 = p.word(at: at), w1 = p.word(at: at &+ 8)
             if length > 0 && w0 == words.0 && w1 & mask == words.1 && at &+ length < n {
                 v = value
                 return at &+ length
@@ -107,11 +101,11 @@ enum PlainLine {
     /// sums stay below `n` + 16, so they are added without overflow checks. Transparent, so it is
     /// inlined at each of its call sites (`@inline(__always)` left it a call at four).
     @_transparent
-    static func number(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
+    static func number(_ p: PaddedBytes, _ i: Int, _ n: Int, _ value: inout Double) -> Int {
         guard i &+ 1 < n else { return -1 }
         let negative = p[i] == UInt8(ascii: "-")
         let j = negative ? i &+ 1 : i
-        let w0 = word(p, j)
+        let w0 = p.word(at: j)
         var k = NumberParser.digitRun(w0)
         // The leading byte first: it is almost never a zero, so the digit count (1 or 2 at random
         // for an accuracy) is not branched on.
@@ -122,7 +116,7 @@ enum PlainLine {
         // known whether the fraction joins it in one conversion.
         var m: UInt64 = 0
         if k == 8 {
-            let (k2, v2) = NumberParser.eightDigits(word(p, end))
+            let (k2, v2) = NumberParser.eightDigits(p.word(at: end))
             guard k2 < 8 else { return -1 }
             m = NumberParser.runValue(w0, 8) &* NumberParser.pow10Int(k2) &+ v2
             k &+= k2
@@ -131,7 +125,7 @@ enum PlainLine {
         }
         var scale = 0
         if p[end] == UInt8(ascii: ".") {
-            let w1 = word(p, end &+ 1)
+            let w1 = p.word(at: end &+ 1)
             let k3 = NumberParser.digitRun(w1)
             guard k3 > 0, k3 < 8, k &+ k3 <= 15 else { return -1 }
             if (w1 ^ 0x3030_3030_3030_3030) << UInt64(64 &- 8 &* k3) == 0 {

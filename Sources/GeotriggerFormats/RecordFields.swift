@@ -33,9 +33,9 @@ enum FieldName: UInt8 {
     /// string, resolve escapes, match, skip whitespace, expect the colon) decides, and it decides
     /// these spellings the same way. Needs 10 readable bytes from `p[i]` (it checks `n`).
     @inline(__always)
-    static func matchPlainKey(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> (field: FieldName, end: Int)? {
+    static func matchPlainKey(_ p: PaddedBytes, _ i: Int, _ n: Int) -> (field: FieldName, end: Int)? {
         guard i + 10 <= n else { return nil }
-        let w = UInt64(littleEndian: UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self))
+        let w = p.word(at: i)
         if w & 0xFF_FFFF == plainKeyT { return (.t, i + 3) }
         if w & 0xFF_FFFF_FFFF == plainKeyLat { return (.lat, i + 5) }
         if w & 0xFF_FFFF_FFFF == plainKeyLon { return (.lon, i + 5) }
@@ -48,9 +48,10 @@ enum FieldName: UInt8 {
 
     /// Recognises a field name from its UTF-8 bytes without allocating.
     @inline(__always)
-    static func match(_ p: UnsafePointer<UInt8>, _ n: Int) -> FieldName {
+    static func match(_ name: ByteView) -> FieldName {
+        let p = PaddedBytes(name), n = name.count
         @inline(__always) func eq(_ s: StaticString) -> Bool {
-            s.utf8CodeUnitCount == n && memcmpEqual(p, s.utf8Start, n)
+            s.utf8CodeUnitCount == n && p.matches(s, at: 0)
         }
         switch n {
         case 1: return p[0] == UInt8(ascii: "t") ? .t : .unknown
@@ -66,12 +67,6 @@ enum FieldName: UInt8 {
     }
 }
 
-@inline(__always)
-func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
-    for i in 0..<n where a[i] != b[i] { return false }
-    return true
-}
-
 /// One record's raw field values, collected by a format decoder and then validated into a `Reading`.
 ///
 /// Shared by the NDJSON and CSV decoders so both apply exactly the rules of SPEC §3.
@@ -82,7 +77,7 @@ struct RecordFields {
     var t: Double = .nan
     /// Set when a device field is present but is not a string.
     var deviceWrongType = false
-    var device: UnsafeRawBufferPointer? = nil
+    var device: ByteView? = nil
     var latitude: Double = .nan
     var longitude: Double = .nan
     var accuracy: Double = .nan
@@ -95,10 +90,10 @@ struct RecordFields {
     var hasRSSI = false
     var hasMajor = false
     var hasMinor = false
-    var uuid: UnsafeRawBufferPointer? = nil
+    var uuid: ByteView? = nil
     /// Set when a uuid, major or minor is present with the wrong JSON type.
     var beaconWrongType = false
-    var op: UnsafeRawBufferPointer? = nil
+    var op: ByteView? = nil
     var opWrongType = false
     var hasRequestObject = false
     var hasIDsArray = false
@@ -141,7 +136,7 @@ struct RecordFields {
     /// Validates the collected fields and fills `reading`; returns the rejection reason if any.
     /// `reading.line` is left to the caller.
     @inline(__always)
-    func validate(into r: inout Reading, defaultDevice: UnsafeRawBufferPointer?) -> RejectReason? {
+    func validate(into r: inout Reading, defaultDevice: ByteView?) -> RejectReason? {
         if nonFinite { return .nonFinite }
         switch timeState {
         case .missing: return .missingTime
@@ -167,7 +162,7 @@ struct RecordFields {
         guard InputLimits.identifierFits(byteCount: dev.count) else { return .idTooLong }
         if wrongType { return .malformed }
         r.t = t
-        r.device = ByteView(unsafe: dev)
+        r.device = dev
         if hasLat || hasLon {
             guard hasLat && hasLon else { return .missingCoordinate }
             guard latitude >= -90 && latitude <= 90 else { return .latitudeOutOfRange }
@@ -178,7 +173,7 @@ struct RecordFields {
         }
         if uuid != nil || beaconWrongType || hasRSSI {
             if !hasRSSI { return .missingRSSI }
-            guard let u = uuid, !beaconWrongType, let (hi, lo) = BeaconID.parseUUID(ByteView(unsafe: u)) else { return .badBeacon }
+            guard let u = uuid, !beaconWrongType, let (hi, lo) = BeaconID.parseUUID(u) else { return .badBeacon }
             var beacon = BeaconID(uuidHigh: hi, uuidLow: lo, major: -1, minor: -1)
             if hasMajor {
                 guard let m = uint16(major) else { return .badBeacon }
@@ -226,7 +221,7 @@ struct RecordFields {
 /// `addRegion` record's feature, a `respond` record's action, or a category's or action's id.
 /// Parsed by the JSON parser that `ControlRecord` applies the record with, so the ids checked are
 /// the ids applied. False for a line it cannot parse (the caller has already parsed it).
-func controlIDsTooLong(_ line: UnsafeRawBufferPointer) -> Bool {
+func controlIDsTooLong(_ line: ByteView) -> Bool {
     guard let json = try? JSONValue.parse(line) else { return false }
     @inline(__always) func tooLong(_ v: JSONValue?) -> Bool {
         guard let s = v?.stringValue else { return false }
@@ -246,12 +241,11 @@ func controlIDsTooLong(_ line: UnsafeRawBufferPointer) -> Bool {
 }
 
 /// The control operation named by `bytes`, or nil.
-func controlOp(_ b: UnsafeRawBufferPointer) -> ControlOp? {
-    guard let base = b.baseAddress else { return nil }
-    let p = base.assumingMemoryBound(to: UInt8.self)
-    let n = b.count
+func controlOp(_ b: ByteView) -> ControlOp? {
+    let p = PaddedBytes(b), n = b.count
+    guard n > 0 else { return nil }
     @inline(__always) func eq(_ s: StaticString) -> Bool {
-        s.utf8CodeUnitCount == n && memcmpEqual(p, s.utf8Start, n)
+        s.utf8CodeUnitCount == n && p.matches(s, at: 0)
     }
     if eq("add") { return .add }
     if eq("removePending") { return .removePending }
@@ -269,7 +263,7 @@ func controlOp(_ b: UnsafeRawBufferPointer) -> ControlOp? {
 }
 
 /// Checks that `p[i..<n]` is valid UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).
-func isValidUTF8(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> Bool {
+func isValidUTF8(_ p: PaddedBytes, _ i: Int, _ n: Int) -> Bool {
     var j = i
     while j < n {
         if p[j] < 0x80 {
@@ -285,7 +279,7 @@ func isValidUTF8(_ p: UnsafePointer<UInt8>, _ i: Int, _ n: Int) -> Bool {
 
 /// Length of the valid multi-byte UTF-8 sequence starting at `p[j]` (a byte ≥ 0x80), or 0.
 @inline(__always)
-func utf8SequenceLength(_ p: UnsafePointer<UInt8>, _ j: Int, _ n: Int) -> Int {
+func utf8SequenceLength(_ p: PaddedBytes, _ j: Int, _ n: Int) -> Int {
     let c = p[j]
     @inline(__always) func cont(_ k: Int, _ lo: UInt8 = 0x80, _ hi: UInt8 = 0xBF) -> Bool {
         j + k < n && p[j + k] >= lo && p[j + k] <= hi
@@ -305,10 +299,10 @@ func utf8SequenceLength(_ p: UnsafePointer<UInt8>, _ j: Int, _ n: Int) -> Int {
 extension Reading {
     /// Makes this reading a fix, as a validated fix record leaves it (sighting fields cleared).
     @inline(__always)
-    mutating func setFix(t: Double, device: UnsafeRawBufferPointer, latitude: Double, longitude: Double,
+    mutating func setFix(t: Double, device: ByteView, latitude: Double, longitude: Double,
                          accuracy: Double) {
         self.t = t
-        self.device = ByteView(unsafe: device)
+        self.device = device
         kind = .fix
         self.latitude = latitude
         self.longitude = longitude

@@ -4,9 +4,9 @@ import Testing
 @Suite struct NumberParserTests {
     func parse(_ s: String) -> (Double, Int)? {
         let bytes = Array(s.utf8)
-        return bytes.withUnsafeBufferPointer { b in
+        return bytes.withPaddedBytes { b in
             var v = 0.0
-            let end = NumberParser.parse(b.baseAddress!, 0, b.count, &v)
+            let end = NumberParser.parse(b, 0, b.count, &v)
             return end == 0 ? nil : (v, end)
         }
     }
@@ -69,9 +69,9 @@ import Testing
     /// Parses `s` followed by `tail` (so 8-byte chunks can be read) and checks the value and the end.
     func expectParsed(_ s: String, before tail: String) {
         let bytes = Array((s + tail).utf8)
-        let (v, end) = bytes.withUnsafeBufferPointer { b in
+        let (v, end) = bytes.withPaddedBytes { b in
             var v = 0.0
-            let end = NumberParser.parse(b.baseAddress!, 0, b.count, &v)
+            let end = NumberParser.parse(b, 0, b.count, &v)
             return (v, end)
         }
         let expected = Double(s)!

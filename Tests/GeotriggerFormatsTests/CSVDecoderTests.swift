@@ -189,7 +189,7 @@ import Testing
         d.plainColumns = true  // as the header sets it
         d.plainHasAccuracy = true
         let row = Array("1700000000,d0,48.282320,16.618337,9".utf8) + [UInt8](repeating: 0x0A, count: 17)
-        #expect(row.withUnsafeBufferPointer { d.plainRow($0.baseAddress!, 35) })
-        #expect(!row.withUnsafeBufferPointer { d.plainRow($0.baseAddress!, 34) })  // "…16.618337,"
+        #expect(row.withPaddedBytes { d.plainRow($0, 35) })
+        #expect(!row.withPaddedBytes { d.plainRow($0, 34) })  // "…16.618337,"
     }
 }

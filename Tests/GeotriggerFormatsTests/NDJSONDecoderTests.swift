@@ -551,9 +551,9 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
         var bytes = Array((text + tail).utf8)
         let n = bytes.count
         bytes += [UInt8](repeating: 0x39, count: 16)  // slack full of digits: none may be taken
-        return bytes.withUnsafeBufferPointer { b in
+        return bytes.withPaddedBytes { b in
             var v = 0.0
-            let end = PlainLine.number(b.baseAddress!, 0, n, &v)
+            let end = PlainLine.number(b, 0, n, &v)
             return end < 0 ? nil : (end, v)
         }
     }
@@ -580,7 +580,7 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
         for text in texts {
             var general = 0.0
             let bytes = Array((text + "}\n").utf8) + [UInt8](repeating: 0, count: 16)
-            let generalEnd = bytes.withUnsafeBufferPointer { NumberParser.parse($0.baseAddress!, 0, text.utf8.count + 2, &general) }
+            let generalEnd = bytes.withPaddedBytes { NumberParser.parse($0, 0, text.utf8.count + 2, &general) }
             guard let fast = Self.number(text) else { continue }
             accepted += 1
             #expect(fast.end == generalEnd && fast.value.bitPattern == general.bitPattern, "\(text)")
