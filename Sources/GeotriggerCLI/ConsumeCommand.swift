@@ -153,8 +153,7 @@ struct MockKafkaCommand: ParsableCommand {
             throw ExitCode(74)
         }
         // Unbuffered, so that a parent reading the pipe sees it at once.
-        let line = Array((cluster.bootstrapServers + "\n").utf8)
-        _ = line.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+        writeStandardOutput(cluster.bootstrapServers + "\n")
         StopSignals.catchSignals()
         while !StopSignals.requested { usleep(100_000) }
         withExtendedLifetime(cluster) {}

@@ -137,9 +137,9 @@ package final class StateTopic {
             for k in 0..<count {
                 chunk.removeAll(keepingCapacity: true)
                 chunk.append(contentsOf: Self.magic)
-                withUnsafeBytes(of: seq.littleEndian) { chunk.append(contentsOf: $0) }
-                withUnsafeBytes(of: UInt32(k).littleEndian) { chunk.append(contentsOf: $0) }
-                withUnsafeBytes(of: UInt32(count).littleEndian) { chunk.append(contentsOf: $0) }
+                chunk.appendLittleEndian(seq)
+                chunk.appendLittleEndian(UInt32(k))
+                chunk.appendLittleEndian(UInt32(count))
                 chunk.append(contentsOf: bytes[(k * Self.chunkBytes)..<min(bytes.count, (k + 1) * Self.chunkBytes)])
                 try keyBytes.withUnsafeBytes { key in
                     try chunk.withUnsafeBytes { value in
@@ -184,9 +184,7 @@ package final class StateTopic {
         let keyBytes = Array(key.utf8)
         for m in messages where m.key == keyBytes && m.value.count >= Self.headerBytes && Array(m.value[0..<4]) == Self.magic {
             let v = m.value
-            func le<T: FixedWidthInteger>(_ at: Int, _: T.Type) -> T {
-                v.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: T.self)) }
-            }
+            func le<T: FixedWidthInteger>(_ at: Int, _: T.Type) -> T { v.littleEndian(at: at, as: T.self) }
             guard le(4, UInt64.self) == ref.seq else { continue }
             let k = Int(le(12, UInt32.self)), n = Int(le(16, UInt32.self))
             guard n == ref.chunks, k < n else { continue }

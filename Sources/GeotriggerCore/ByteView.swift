@@ -44,6 +44,14 @@ public struct ByteView: RandomAccessCollection, @unchecked Sendable {
         try body(raw.assumingMemoryBound(to: UInt8.self))
     }
 
+    /// The 8 bytes from `offset` (all within the view) as a little-endian word, checked: a hash
+    /// or a decoder of binary fields reads a word at a time without a pointer of its own.
+    @inlinable @inline(__always)
+    public func word(at offset: Int) -> UInt64 {
+        precondition(offset >= 0 && offset <= raw.count - 8, "ByteView word out of bounds")
+        return UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
     /// The bytes as UTF-8 text (invalid sequences replaced).
     public var string: String { String(decoding: raw, as: UTF8.self) }
 

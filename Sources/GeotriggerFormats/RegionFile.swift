@@ -1,3 +1,4 @@
+import GeotriggerRuntime
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -78,28 +79,24 @@ public enum RegionFile {
                 // read of its own rather than growing the buffer first, which would copy the
                 // whole file into a larger one only to learn that nothing follows.
                 if probe.isEmpty { probe = [UInt8](repeating: 0, count: 1 << 16) }
-                let count = probe.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+                let count = SystemIO.read(descriptor, into: &probe, 0..<probe.count)
                 if count == 0 { return bytes }
                 if count < 0 {
-                    let code = errno
-                    if code == EINTR { continue }
                     throw RegionFileError(
-                        file: path, reason: "cannot read: \(String(cString: strerror(code)))", kind: .unreadable)
+                        file: path, reason: "cannot read: \(String(cString: strerror(Int32(-count))))", kind: .unreadable)
                 }
                 bytes.append(contentsOf: probe[0..<count])
                 filled += count
                 continue
             }
-            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            let count = SystemIO.read(descriptor, into: &bytes, filled..<bytes.count)
             if count == 0 {
                 bytes.removeLast(bytes.count - filled)
                 return bytes
             }
             if count < 0 {
-                let code = errno
-                if code == EINTR { continue }
                 throw RegionFileError(
-                    file: path, reason: "cannot read: \(String(cString: strerror(code)))", kind: .unreadable)
+                    file: path, reason: "cannot read: \(String(cString: strerror(Int32(-count))))", kind: .unreadable)
             }
             filled += count
         }

@@ -200,11 +200,11 @@ public enum MapFile {
     public static func write(_ renderer: MapRenderer, to path: String) throws(MapError) -> Int {
         guard let kind = kind(ofPath: path) else { throw .usage("\(path): \(kindProblem)") }
         let bytes = (kind == .svg ? renderer.drawing(for: .svg) : renderer.page()).bytes
-        guard let file = fopen(path, "wb") else {
-            throw .io("cannot write \(path): \(String(cString: strerror(errno)))")
-        }
-        let n = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
-        let closed = fclose(file)
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io("cannot write \(path): \(String(cString: strerror(errno)))") }
+        let (n, failure) = bytes.withByteView { SystemIO.writeAll(fd, $0) }
+        let closed = close(fd)
+        if let failure { throw .io("cannot write \(path): \(failure)") }
         guard n == bytes.count, closed == 0 else { throw .io("cannot write \(path): \(String(cString: strerror(errno)))") }
         return n
     }

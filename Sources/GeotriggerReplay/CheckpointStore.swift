@@ -48,13 +48,8 @@ package struct CheckpointStore {
 
     /// The snapshots in the folder, newest first.
     func sequences() -> [Int] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
         var found: [Int] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+        for name in SystemIO.directoryNames(directory) ?? [] {
             guard name.hasPrefix(Self.prefix), name.hasSuffix(Self.suffix) else { continue }
             let digits = name.dropFirst(Self.prefix.count).dropLast(Self.suffix.count)
             if let n = Int(digits), n >= 0 { found.append(n) }

@@ -1,3 +1,4 @@
+import GeotriggerRuntime
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -20,7 +21,7 @@ public func peakResidentBytes() -> Int? {
     var bytes = [UInt8](repeating: 0, count: 4096)
     var used = 0
     while used < bytes.count {
-        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + used, $0.count - used) }
+        let n = SystemIO.read(fd, into: &bytes, used..<bytes.count)
         if n <= 0 { break }
         used += n
     }

@@ -453,7 +453,13 @@ public final class Replay {
 
 public func writeStandardError(_ s: String) {
     var s = s
-    s.withUTF8 { buf in _ = write(STDERR_FILENO, buf.baseAddress, buf.count) }
+    s.withByteView { _ = SystemIO.writeAll(STDERR_FILENO, $0) }
+}
+
+/// `s` to standard output at once, unbuffered (a parent reading the pipe sees it now).
+public func writeStandardOutput(_ s: String) {
+    var s = s
+    s.withByteView { _ = SystemIO.writeAll(STDOUT_FILENO, $0) }
 }
 
 public func monotonicSeconds() -> Double {

@@ -173,18 +173,8 @@ public final class ServiceExtensionProcess: NotificationServiceExtension, @unche
     }
 
     private func send(_ bytes: [UInt8]) -> String? {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes.withUnsafeBytes { b in
-                Glibc.send(input, b.baseAddress! + sent, b.count - sent, Int32(MSG_NOSIGNAL))
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return "cannot be written to (\(String(cString: strerror(errno)))): it has exited"
-            }
-            sent += n
-        }
-        return nil
+        guard let failure = bytes.withByteView({ SystemIO.sendAll(input, $0) }) else { return nil }
+        return "cannot be written to (\(failure)): it has exited"
     }
 
     private enum Received {
@@ -212,11 +202,8 @@ public final class ServiceExtensionProcess: NotificationServiceExtension, @unche
                 return .failed("cannot be read: \(String(cString: strerror(errno)))")
             }
             if ready == 0 { continue }
-            let n = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return .failed("cannot be read: \(String(cString: strerror(errno)))")
-            }
+            let n = SystemIO.read(output, into: &chunk, 0..<chunk.count)
+            if n < 0 { return .failed("cannot be read: \(String(cString: strerror(Int32(-n))))") }
             if n == 0 { return .failed("closed its output (exited?) before answering") }
             buffer.append(contentsOf: chunk[..<n])
         }

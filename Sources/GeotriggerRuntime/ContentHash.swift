@@ -34,7 +34,7 @@ public struct ContentHash: Equatable, Sendable {
     }
 
     package mutating func update(_ view: ByteView) {
-        let bytes = view.unsafeBytes
+        let bytes = view
         var i = 0
         let n = bytes.count
         var pending = Int(length & 7)
@@ -51,7 +51,7 @@ public struct ContentHash: Equatable, Sendable {
             }
         }
         while i + 8 <= n {
-            mix(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
+            mix(bytes.word(at: i))
             i += 8
         }
         while i < n {

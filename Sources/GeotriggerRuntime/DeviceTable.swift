@@ -352,6 +352,8 @@ extension DeviceTable {
     /// A placeholder name for a removed id while a checkpoint is restored: not valid UTF-8 that any
     /// reading could carry (device ids are decoded text), and unique per id.
     public static func placeholderName(_ id: Int32) -> [UInt8] {
-        [0xFF, 0xFE] + withUnsafeBytes(of: id.littleEndian, Array.init)
+        var name: [UInt8] = [0xFF, 0xFE]
+        name.appendLittleEndian(id)
+        return name
     }
 }

@@ -24,13 +24,9 @@ public struct SnapshotWriter {
     public mutating func u8(_ v: UInt8) { bytes.append(v) }
     public mutating func bool(_ v: Bool) { bytes.append(v ? 1 : 0) }
 
-    public mutating func u32(_ v: UInt32) {
-        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
-    }
+    public mutating func u32(_ v: UInt32) { bytes.appendLittleEndian(v) }
 
-    public mutating func u64(_ v: UInt64) {
-        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
-    }
+    public mutating func u64(_ v: UInt64) { bytes.appendLittleEndian(v) }
 
     public mutating func i32(_ v: Int32) { u32(UInt32(bitPattern: v)) }
     public mutating func f64(_ v: Double) { u64(v.bitPattern) }
@@ -233,5 +229,21 @@ extension TimerQueue {
         self.sequence = sequence
         heap = Heap(entries)
         earliest = heap.min?.due ?? .infinity
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Appends `v`'s bytes, least significant first.
+    @inlinable
+    public mutating func appendLittleEndian<T: FixedWidthInteger>(_ v: T) {
+        for k in 0..<MemoryLayout<T>.size { append(UInt8(truncatingIfNeeded: v >> (8 * k))) }
+    }
+
+    /// The `T` whose bytes, least significant first, start at `offset` (all within the array).
+    @inlinable
+    public func littleEndian<T: FixedWidthInteger>(at offset: Int, as: T.Type) -> T {
+        var v: T = 0
+        for k in 0..<MemoryLayout<T>.size { v |= T(truncatingIfNeeded: self[offset + k]) << (8 * k) }
+        return v
     }
 }

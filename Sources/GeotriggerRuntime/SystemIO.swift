@@ -44,6 +44,49 @@ package enum SystemIO {
         return true
     }
 
+    /// One read(2) of `fd` into `bytes[range]`, again after EINTR: how many bytes it read (0 at
+    /// the end of the input), or −errno.
+    package static func read(_ fd: Int32, into bytes: inout [UInt8], _ range: Range<Int>) -> Int {
+        precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count, "read beyond the array")
+        while true {
+            let n = bytes.withUnsafeMutableBytes { raw in
+                systemRead(fd, raw.baseAddress! + range.lowerBound, range.count)
+            }
+            if n >= 0 { return n }
+            if errno != EINTR { return -Int(errno) }
+        }
+    }
+
+    /// Sends all of `bytes` on the socket `fd` without SIGPIPE (a peer that has gone away is an
+    /// error, not a signal), again after a partial send or EINTR; nil, or why the system refused.
+    package static func sendAll(_ fd: Int32, _ bytes: ByteView) -> String? {
+        bytes.withUnsafeBytes { raw in
+            var sent = 0
+            while sent < raw.count {
+                let n = send(fd, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return String(cString: strerror(errno))
+                }
+                sent += n
+            }
+            return nil
+        }
+    }
+
+    /// The names in directory `path` (`.` and `..` included), or nil if it cannot be read.
+    package static func directoryNames(_ path: String) -> [String]? {
+        guard let dir = opendir(path) else { return nil }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            names.append(withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            })
+        }
+        return names
+    }
+
     /// posix_spawn(3) of `path` with `arguments` (C strings made and freed here) and the
     /// caller's file actions and attributes, in this process's environment. Returns the child's
     /// pid and posix_spawn's result (0, or an errno).
@@ -56,3 +99,6 @@ package enum SystemIO {
         return (child, rc)
     }
 }
+
+/// read(2), for `SystemIO.read`, whose name hides the system's inside the enum.
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int { read(fd, buffer, count) }
