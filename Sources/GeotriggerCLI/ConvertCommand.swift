@@ -31,10 +31,10 @@ struct ConvertCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("Readings files (none or - for standard input).", valueName: "readings"))
     var readings: [String] = []
 
-    @Option(help: ArgumentHelp("Input format when the extension does not tell.", valueName: "ndjson|csv|gpx"))
+    @Option(help: ArgumentHelp("Input format, overriding the extension (where the extension says nothing — .log, .txt, standard input — the content decides between NMEA 0183 and NDJSON).", valueName: "ndjson|csv|gpx|nmea"))
     var format: ReadingFormat?
 
-    @Option(help: ArgumentHelp("Device id for GPX input (default: the file name without extension), and for NDJSON and CSV records without one.", valueName: "id"))
+    @Option(help: ArgumentHelp("Device id for GPX and NMEA input (default: the file name without extension, stdin for standard input), and for NDJSON and CSV records without one.", valueName: "id"))
     var device: String?
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Where the readings go: FILE.ndjson (or any other name, or - for standard output), FILE.csv or FILE.gpx.", valueName: "file"))

@@ -50,10 +50,10 @@ struct MapCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("Reading files (NDJSON, CSV or GPX) whose fixes make the tracks.", valueName: "readings"))
     var readings: [String] = []
 
-    @Option(help: ArgumentHelp("Input format when the extension does not tell.", valueName: "ndjson|csv|gpx"))
+    @Option(help: ArgumentHelp("Input format, overriding the extension (where the extension says nothing — .log, .txt, standard input — the content decides between NMEA 0183 and NDJSON).", valueName: "ndjson|csv|gpx|nmea"))
     var format: ReadingFormat?
 
-    @Option(help: ArgumentHelp("Device id for GPX input (default: the file name without extension).", valueName: "id"))
+    @Option(help: ArgumentHelp("Device id for GPX and NMEA input (default: the file name without extension, stdin for standard input).", valueName: "id"))
     var device: String?
 
     @Option(name: .shortAndLong, help: ArgumentHelp("The map: FILE.svg or FILE.html.", valueName: "file"))

@@ -72,10 +72,10 @@ struct ReplayCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("Reading files (NDJSON, CSV or GPX). None, or -, reads standard input (NDJSON unless --format).", valueName: "readings"))
     var readings: [String] = []
 
-    @Option(help: ArgumentHelp("Input format when the extension does not tell, or for standard input.", valueName: "ndjson|csv|gpx"))
+    @Option(help: ArgumentHelp("Input format, overriding the extension (where the extension says nothing — .log, .txt, standard input — the content decides between NMEA 0183 and NDJSON).", valueName: "ndjson|csv|gpx|nmea"))
     var format: ReadingFormat?
 
-    @Option(help: ArgumentHelp("Device id for GPX input (default: the file name without extension); at most 256 bytes of UTF-8.", valueName: "id"))
+    @Option(help: ArgumentHelp("Device id for GPX and NMEA input (default: the file name without extension, stdin for standard input); at most 256 bytes of UTF-8.", valueName: "id"))
     var device: String?
 
 

@@ -33,8 +33,14 @@ final class LineFraming {
     /// Where `decode(_:maxLength:_:)` keeps a record it was lent, so the parsers find slack past it.
     @exclusivity(unchecked) private var held = PaddedBuffer(capacity: 4096)
 
-    init(fd: Int32, ownsDescriptor: Bool, defaultDevice: String?, bufferSize: Int, maxLineLength: Int) {
-        self.reader = LineReader(fd: fd, ownsDescriptor: ownsDescriptor, bufferSize: bufferSize, maxLineLength: maxLineLength)
+    convenience init(fd: Int32, ownsDescriptor: Bool, defaultDevice: String?, bufferSize: Int, maxLineLength: Int) {
+        self.init(reader: LineReader(fd: fd, ownsDescriptor: ownsDescriptor, bufferSize: bufferSize,
+                                     maxLineLength: maxLineLength), defaultDevice: defaultDevice)
+    }
+
+    /// Lines of `reader`, which may have read ahead already (`LineReader.peek`) but returned none.
+    init(reader: LineReader, defaultDevice: String?) {
+        self.reader = reader
         let copy = PaddedBuffer(copying: defaultDevice ?? "")
         self.defaultDevice = defaultDevice.map { copy.view(from: 0, count: $0.utf8.count) }
         self.deviceCopy = copy

@@ -103,6 +103,21 @@ final class LineReader {
         }
     }
 
+    /// What is read and not yet returned, reading on until it holds `lines` whole lines or the
+    /// input ends (or the buffer is full): for telling a format by its content before any line is
+    /// taken. Nothing is consumed.
+    func peek(lines wanted: Int) -> PaddedBytes {
+        while true {
+            var found = 0, at = start
+            while found < wanted, let nl = buffer.firstIndex(of: 0x0A, in: at..<end) {
+                found += 1
+                at = nl + 1
+            }
+            if found >= wanted || end - start >= capacity || !fill() { break }
+        }
+        return buffer.bytes(from: start, count: end - start)
+    }
+
     /// Bytes of the input up to the end of the last line returned: where the next one begins.
     var consumed: Int { bytesRead - (end - start) }
 

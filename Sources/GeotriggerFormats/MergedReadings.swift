@@ -108,6 +108,10 @@ public final class MergedReadings {
 
     /// Track points skipped over all sources (`ReadingDecoder.untimedPoints`).
     public var untimedPoints: Int { sources.reduce(0) { $0 + $1.untimedPoints } }
+    /// Lines passed over by kind, over all sources (`ReadingDecoder.passedOver`).
+    public var passedOver: [String: Int] {
+        sources.reduce(into: [:]) { all, s in all.merge(s.passedOver, uniquingKeysWith: +) }
+    }
     /// The one source's plain lane (`ReadingDecoder.drainPlainFixes`); with several sources,
     /// none: their readings must be merged by time one at a time.
     public func drainPlainFixes(_ body: (_ t: Double, _ device: ByteView, _ latitude: Double,

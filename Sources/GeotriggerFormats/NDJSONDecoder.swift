@@ -44,6 +44,13 @@ public final class NDJSONDecoder: ReadingDecoder {
             bufferSize: bufferSize, maxLineLength: maxLineLength)
     }
 
+    /// A decoder of the lines of `reader`, which has returned none yet (the format was told by
+    /// its content: `ReadingInput`).
+    init(reader: LineReader, sourceName: String, defaultDevice: String?) {
+        self.sourceName = sourceName
+        self.framing = LineFraming(reader: reader, defaultDevice: defaultDevice)
+    }
+
     /// A decoder of records that arrive one at a time in memory (`decode(record:)`), not from a
     /// descriptor: Kafka messages, one NDJSON record each.
     public convenience init(recordsNamed sourceName: String, defaultDevice: String? = nil, maxRecordLength: Int = 1 << 20) {

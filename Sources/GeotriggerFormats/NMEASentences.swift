@@ -13,8 +13,9 @@ enum NMEALine {
         case blank
         /// A `#` line (the logs' headers, a logger's notes).
         case comment
-        /// A sentence of a type no fix needs (GSA, GSV, VTG, a vendor's `$P…`), checked or not.
-        case otherSentence
+        /// A sentence of a type no fix needs (GSA, GSV, VTG, a vendor's `$P…`), checked or not:
+        /// its type (the vendor's whole address for `$P…`).
+        case otherSentence(String)
         /// Bytes that are not a sentence (a binary vendor packet between sentences, noise).
         case noise
         /// An RMC, GGA, GLL or ZDA whose checksum does not match its bytes.
@@ -46,7 +47,13 @@ enum NMEALine {
         for j in (dollar + 1)...(dollar + 5) where !isUpperAlphanumeric(line[j]) { return .noise }
         let type = NMEASentenceType(line[dollar + 3], line[dollar + 4], line[dollar + 5])
         let star = end >= 3 && line[end - 3] == UInt8(ascii: "*") ? end - 3 : -1
-        guard let type, line[dollar + 1] != UInt8(ascii: "P") else { return .otherSentence }
+        guard let type, line[dollar + 1] != UInt8(ascii: "P") else {
+            // Three letters of type, or a vendor's whole address (a small string: not allocated).
+            let from = line[dollar + 1] == UInt8(ascii: "P") ? dollar + 1 : dollar + 3
+            var to = from
+            while to < end && to < from + 5 && isUpperAlphanumeric(line[to]) { to += 1 }
+            return .otherSentence(String(decoding: line[from..<to], as: UTF8.self))
+        }
         guard star > dollar else { return .fixSentence(type, fields: line[(dollar + 6)..<end]) }
         guard let high = hexValue(line[end - 2]), let low = hexValue(line[end - 1]) else { return .badChecksum }
         var sum: UInt8 = 0
@@ -247,12 +254,18 @@ struct NMEACycles {
     /// Whether the cycle ended early (`finish()`) and later sentences of its time are to be
     /// passed over.
     private var finished = false
+    /// Counts the cycles begun (a sentence of a new time of day), so a reader can tell where one
+    /// begins.
+    private(set) var cycleNumber = 0
+    /// Whether the last sentence taken gave the cycle's position (so far).
+    private(set) var tookPosition = false
 
     /// Takes one checked sentence. Returns the previous cycle's outcome when this sentence starts
     /// a new cycle (nil otherwise, or when it had nothing to say).
     mutating func take(_ type: NMEASentenceType, _ fields: ByteView) -> Outcome? {
         var f = NMEAFields(fields)
         var ended: Outcome?? = nil
+        tookPosition = false
         @inline(__always) func at(_ t: Double) -> Bool {
             if let current = timeOfDay, abs(current - t) < Self.sameCycle || abs(current - t) > 86_400 - Self.sameCycle {
                 return !finished
@@ -260,6 +273,7 @@ struct NMEACycles {
             ended = finish()
             timeOfDay = t
             finished = false
+            cycleNumber += 1
             return true
         }
         switch type {
@@ -340,6 +354,7 @@ struct NMEACycles {
         latitude = la
         longitude = lo
         source = s
+        tookPosition = true
         return true
     }
 

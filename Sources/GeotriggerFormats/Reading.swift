@@ -93,6 +93,13 @@ public enum RejectReason: String, CaseIterable, Sendable {
     /// An identifier (the device, a request id in a control record) longer than
     /// `InputLimits.identifierBytes` bytes of UTF-8.
     case idTooLong = "id-too-long"
+    /// An NMEA sentence whose checksum does not match its bytes.
+    case badChecksum = "bad-checksum"
+    /// A receiver cycle whose sentences call their position void (RMC or GLL status V, GGA
+    /// quality 0, manual or simulated).
+    case voidFix = "void-fix"
+    /// A receiver's valid position before any sentence gave the date (RMC or ZDA).
+    case noDate = "fix-before-date"
 
     /// A sentence for `FILE:LINE: reason` messages.
     public var message: String {
@@ -117,6 +124,9 @@ public enum RejectReason: String, CaseIterable, Sendable {
         case .missingRSSI: return "beacon sighting without \"rssi\""
         case .timeOutOfRange: return "time \"t\" outside the years 0001–9999"
         case .idTooLong: return "identifier longer than \(InputLimits.identifierBytes) bytes"
+        case .badChecksum: return "NMEA sentence whose checksum does not match"
+        case .voidFix: return "the receiver calls its position void"
+        case .noDate: return "a fix before any date (RMC or ZDA)"
         }
     }
 }

@@ -43,12 +43,16 @@ public protocol ReadingDecoder: AnyObject {
     /// Records skipped without a reading and without a rejection, as the format allows (GPX track
     /// points without a time), for the summary.
     var untimedPoints: Int { get }
+    /// Lines passed over that are neither a record nor a rejected one, by kind, as the format
+    /// allows (NMEA: other sentences by type, comment lines, binary bytes), for the summary.
+    var passedOver: [String: Int] { get }
 }
 
 extension ReadingDecoder {
     public func drainPlainFixes(_ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                                          _ longitude: Double, _ accuracy: Double) -> Bool) {}
     public var untimedPoints: Int { 0 }
+    public var passedOver: [String: Int] { [:] }
 }
 
 /// A place in an input, for checkpoints: `offset` bytes from its start (where the next record

@@ -9,6 +9,8 @@ public enum ReadingFormat: String, CaseIterable, Sendable {
     case ndjson
     case csv
     case gpx
+    /// NMEA 0183 sentences (`.nmea`).
+    case nmea
 
     /// The format a file name's extension names (`.ndjson`, `.jsonl`, `.json`, `.csv`, `.gpx`;
     /// any case), or nil.
@@ -19,6 +21,7 @@ public enum ReadingFormat: String, CaseIterable, Sendable {
         case "ndjson", "jsonl", "json": self = .ndjson
         case "csv": self = .csv
         case "gpx": self = .gpx
+        case "nmea": self = .nmea
         default: return nil
         }
     }
@@ -30,14 +33,11 @@ public enum ReadingInputError: Error, CustomStringConvertible, Equatable, Sendab
     case missing(path: String)
     /// The file exists but cannot be read: permissions, a directory, … (exit 74).
     case unreadable(path: String, reason: String)
-    /// No `format` was given and the extension names none (a usage error, exit 64).
-    case unknownFormat(path: String)
 
     public var exitCode: Int32 {
         switch self {
         case .missing: return 66
         case .unreadable: return 74
-        case .unknownFormat: return 64
         }
     }
 
@@ -45,8 +45,6 @@ public enum ReadingInputError: Error, CustomStringConvertible, Equatable, Sendab
         switch self {
         case .missing(let path): return "\(path): no such file"
         case .unreadable(let path, let reason): return "\(path): cannot read: \(reason)"
-        case .unknownFormat(let path):
-            return "\(path): cannot tell the format from the extension (use --format ndjson|csv|gpx)"
         }
     }
 }
@@ -54,31 +52,67 @@ public enum ReadingInputError: Error, CustomStringConvertible, Equatable, Sendab
 /// Opens readings inputs: files by path, or standard input as `-`.
 public enum ReadingInput {
     /// Opens `path` (or standard input for `-`) with the decoder for `format`, or for the file's
-    /// extension when `format` is nil (standard input defaults to NDJSON).
+    /// extension when `format` is nil; where the extension says nothing (`.log`, `.txt`, none,
+    /// standard input) the content decides (`formatByContent(of:)`).
     ///
-    /// `device` names the device of every GPX fix (default: the file name without extension); for
-    /// NDJSON and CSV it is the device of records that have none.
+    /// `device` names the device of every GPX or NMEA fix (default: the file name without
+    /// extension, `stdin` for standard input); for NDJSON and CSV it is the device of records
+    /// that have none.
     public static func open(path: String, format: ReadingFormat? = nil, device: String? = nil) throws -> any ReadingDecoder {
+        let fd: Int32
         if path == "-" {
-            return decoder(fd: 0, ownsDescriptor: false, sourceName: "-", format: format ?? .ndjson, device: device)
+            fd = 0
+        } else {
+            fd = openReadOnly(path)
+            if fd < 0 {
+                let e = errno
+                if e == ENOENT || e == ENOTDIR { throw ReadingInputError.missing(path: path) }
+                throw ReadingInputError.unreadable(path: path, reason: String(cString: strerror(e)))
+            }
+            var st = stat()
+            if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+                close(fd)
+                throw ReadingInputError.unreadable(path: path, reason: String(cString: strerror(EISDIR)))
+            }
         }
-        guard let fmt = format ?? ReadingFormat(pathExtensionOf: path) else {
-            // A missing file is reported as missing even when its name is odd.
-            if access(path, F_OK) != 0 { throw ReadingInputError.missing(path: path) }
-            throw ReadingInputError.unknownFormat(path: path)
+        let owns = path != "-"
+        if let format = format ?? ReadingFormat(pathExtensionOf: path) {
+            return decoder(fd: fd, ownsDescriptor: owns, sourceName: path, format: format, device: device)
         }
-        let fd = openReadOnly(path)
-        if fd < 0 {
-            let e = errno
-            if e == ENOENT || e == ENOTDIR { throw ReadingInputError.missing(path: path) }
-            throw ReadingInputError.unreadable(path: path, reason: String(cString: strerror(e)))
+        let reader = LineReader(fd: fd, ownsDescriptor: owns)
+        switch Self.formatByContent(of: reader) {
+        case .nmea: return NMEADecoder(reader: reader, sourceName: path, device: device)
+        default: return NDJSONDecoder(reader: reader, sourceName: path, defaultDevice: device)
         }
-        var st = stat()
-        if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
-            close(fd)
-            throw ReadingInputError.unreadable(path: path, reason: String(cString: strerror(EISDIR)))
+    }
+
+    /// The format of what `reader` holds, read ahead without taking a line: NMEA 0183 if its first
+    /// line that is neither blank, a `#` comment nor binary bytes is a sentence, NDJSON otherwise
+    /// (and for an input that has no such line in its first 64).
+    static func formatByContent(of reader: LineReader) -> ReadingFormat {
+        for wanted in 1...64 {
+            let view = reader.peek(lines: wanted).bytes
+            var start = 0, lines = 0
+            while start < view.count {
+                var end = start
+                while end < view.count && view[end] != 0x0A { end += 1 }
+                if end == view.count && lines + 1 < wanted { break }
+                lines += 1
+                let line = view[start..<end]
+                start = end + 1
+                // A JSON object: NDJSON readings (a byte order mark or spaces may come first).
+                var k = 0
+                while k < line.count && (line[k] == 0x20 || line[k] == 0x09 || line[k] >= 0x80 && k < 3) { k += 1 }
+                if k < line.count && line[k] == UInt8(ascii: "{") { return .ndjson }
+                switch NMEALine.classify(line) {
+                case .blank, .comment, .noise: continue
+                case .fixSentence, .otherSentence, .badChecksum: return .nmea
+                }
+            }
+            // The input ended (or the buffer is full) before `wanted` lines: nothing told.
+            if lines < wanted { return .ndjson }
         }
-        return decoder(fd: fd, ownsDescriptor: true, sourceName: path, format: fmt, device: device)
+        return .ndjson
     }
 
     /// A decoder for an already open descriptor.
@@ -93,6 +127,8 @@ public enum ReadingInput {
         case .gpx:
             let name = sourceName == "-" ? (device ?? "stdin") : device
             return GPXDecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, device: name)
+        case .nmea:
+            return NMEADecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, device: device)
         }
     }
 }

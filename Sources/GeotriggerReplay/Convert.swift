@@ -28,7 +28,8 @@ public struct ConvertStatistics: Sendable {
     /// records in CSV).
     public var skipped = 0
     public var rejected = [Int](repeating: 0, count: RejectReason.allCases.count)
-    public var passedOver = 0
+    public var untimedPoints = 0
+    public var passedOver: [String: Int] = [:]
     public var elapsed = 0.0
 
     public var summary: String {
@@ -40,7 +41,8 @@ public struct ConvertStatistics: Sendable {
             lines.append("rejected: \(grouped(total)) (\(reasons))")
         }
         if skipped > 0 { lines.append("not written: \(grouped(skipped)) readings the output's format cannot hold") }
-        if passedOver > 0 { lines.append("passed over: \(grouped(passedOver)) records without a reading (GPX points without a time)") }
+        if !passedOver.isEmpty { lines.append(ReplayStatistics.passedOverLine(passedOver)) }
+        if untimedPoints > 0 { lines.append("skipped: \(grouped(untimedPoints)) GPX track points without <time>") }
         return lines.joined(separator: "\n") + "\n"
     }
 }
@@ -71,7 +73,6 @@ public final class Convert {
                 switch error {
                 case .missing(let p): throw ReplayError.inputMissing(p)
                 case .unreadable: throw ReplayError.io(error.description)
-                case .unknownFormat: throw ReplayError.usage(error.description)
                 }
             }
         }
@@ -124,7 +125,8 @@ public final class Convert {
         s.written = writer.written
         s.skipped = writer.skipped
         s.rejected = rejectSink.counts
-        s.passedOver = merged.untimedPoints
+        s.untimedPoints = merged.untimedPoints
+        s.passedOver = merged.passedOver
         s.elapsed = monotonicSeconds() - start
         return s
     }

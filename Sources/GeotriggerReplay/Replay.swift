@@ -227,7 +227,6 @@ public final class Replay {
                 switch error {
                 case .missing(let p): throw ReplayError.inputMissing(p)
                 case .unreadable: throw ReplayError.io(error.description)
-                case .unknownFormat: throw ReplayError.usage(error.description)
                 }
             }
         }
@@ -286,6 +285,7 @@ public final class Replay {
             try runJobs(index: index, ids: ids, requests: requests, readings: merged, output: output, rejects: rejects,
                         totalBytes: totalBytes, resumed: resumed)
             tally.gpxPointsWithoutTime = merged.untimedPoints
+            tally.passedOver = merged.passedOver
             return finished(since: start)
         }
 
@@ -337,6 +337,7 @@ public final class Replay {
         if let error = merged.ioErrors.first { throw ReplayError.io("\(error.source): \(error.message)") }
         progress?.finish()
         tally.gpxPointsWithoutTime = merged.untimedPoints
+        tally.passedOver = merged.passedOver
         if checkpointer != nil && StopSignals.requested {
             // Stopped by SIGINT or SIGTERM: the snapshot is the run's state; the same command goes on.
             try checkpoint()

@@ -179,8 +179,9 @@ package final class Checkpointer {
             tally.sightingsUnmatched = try Self.count(&r)
             tally.controls = try Self.count(&r)
             let rejected = try r.list { r throws(SnapshotError) in try Self.count(&r) }
-            guard rejected.count == tally.rejected.count else { throw SnapshotError("rejection reasons differ") }
-            tally.rejected = rejected
+            // A snapshot from before reasons were added counts fewer (the new ones at the end).
+            guard rejected.count <= tally.rejected.count else { throw SnapshotError("rejection reasons differ") }
+            tally.rejected = rejected + [Int](repeating: 0, count: tally.rejected.count - rejected.count)
             // The record count a checkpoint writes is the sum of its counts; a run resumed from it
             // counts on from there (the sum below 2^62 too, so it can).
             var sum = 0

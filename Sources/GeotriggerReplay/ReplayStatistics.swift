@@ -14,6 +14,8 @@ public struct ReplayStatistics: Sendable {
     public var ignoredForAccuracy = 0
     /// GPX track points without a `<time>`: not readings, but reported so nothing vanishes unseen.
     public var gpxPointsWithoutTime = 0
+    /// Lines that are no record, by kind (NMEA's other sentences, comments, binary bytes).
+    public var passedOver: [String: Int] = [:]
     /// Sightings of beacons that no beacon region matches.
     public var sightingsUnmatched = 0
     /// Deliveries by trigger kind, in `EventWriter.triggerKinds` order.
@@ -90,6 +92,7 @@ public struct ReplayStatistics: Sendable {
         if ignoredForAccuracy > 0 {
             lines.append("  ignored: \(grouped(ignoredForAccuracy)) fixes less accurate than --max-accuracy")
         }
+        if !passedOver.isEmpty { lines.append("  " + Self.passedOverLine(passedOver)) }
         if gpxPointsWithoutTime > 0 {
             lines.append("  skipped: \(grouped(gpxPointsWithoutTime)) GPX track points without <time>")
         }
@@ -143,4 +146,13 @@ package func formatSeconds(_ s: Double) -> String {
 package func formatMebibytes(_ bytes: Int) -> String {
     let tenths = Int((Double(bytes) / 104_857.6).rounded())
     return "\(grouped(tenths / 10)).\(tenths % 10) MiB"
+}
+
+extension ReplayStatistics {
+    /// `passed over: 1,234 lines (640 GSV, 320 GSA, 12 comment, …)`, the kinds most common first.
+    static func passedOverLine(_ counts: [String: Int]) -> String {
+        let kinds = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+            .map { "\(grouped($0.value)) \($0.key)" }.joined(separator: ", ")
+        return "passed over: \(grouped(counts.values.reduce(0, +))) lines (\(kinds))"
+    }
 }

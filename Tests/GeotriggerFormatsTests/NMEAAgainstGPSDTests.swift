@@ -19,20 +19,20 @@ struct NMEAAgainstGPSDTests {
 
     struct Fix { var t: Double; var latitude: Double; var longitude: Double }
 
-    /// The fixes of a log, as the cycle reader makes them.
-    static func decode(_ data: Data) -> [Fix] {
-        var cycles = NMEACycles()
+    /// The fixes of a log as `replay` reads it: opened by name (a `.log`: the content decides).
+    static func decode(_ path: String) throws -> [Fix] {
+        let decoder = try ReadingInput.open(path: path)
+        #expect(decoder is NMEADecoder, "\(path) is told to be NMEA by its content")
         var fixes: [Fix] = []
-        func keep(_ o: NMEACycles.Outcome?) {
-            if case .fix(let t, let la, let lo, _) = o { fixes.append(Fix(t: t, latitude: la, longitude: lo)) }
-        }
-        for line in [UInt8](data).split(separator: 0x0A, omittingEmptySubsequences: false) {
-            Array(line).withByteView { v in
-                if case .fixSentence(let type, let fields) = NMEALine.classify(v) { keep(cycles.take(type, fields)) }
+        while true {
+            switch decoder.next() {
+            case .end: return fixes
+            case .rejected: continue
+            case .reading:
+                let r = decoder.current
+                fixes.append(Fix(t: r.t, latitude: r.latitude, longitude: r.longitude))
             }
         }
-        keep(cycles.finish())
-        return fixes
     }
 
     /// gpsd's fixes: TPV reports with mode ≥ 2 and a position; those with a time (one per time,
@@ -57,7 +57,7 @@ struct NMEAAgainstGPSDTests {
         var reference = 0, found = 0, extra = 0
         var report: [String] = []
         for name in names {
-            let mine = Self.decode(try Data(contentsOf: Self.logs.appendingPathComponent(name)))
+            let mine = try Self.decode(Self.logs.appendingPathComponent(name).path)
             let ref = Self.reference(try Data(contentsOf: Self.logs.appendingPathComponent(name + ".chk")))
             var used = Set<Int>()
             var hits = 0
@@ -89,5 +89,42 @@ struct NMEAAgainstGPSDTests {
         print("NMEA against gpsd: \(found) of \(reference) fixes, \(extra) extra\n" + report.joined(separator: "\n"))
         #expect(Double(found) >= 0.99 * Double(reference))
         #expect(Double(extra) <= 0.02 * Double(reference))
+    }
+}
+
+/// A run resumed at any record's position reads on exactly as the uninterrupted run.
+@Suite(.enabled(if: GPSDLogs.isAvailable,
+                "../shared/datasets/gpsd_nmea_logs is absent: gpsd's logs (BSD-2-Clause) are not shipped with the project"))
+struct NMEAResumeTests {
+    struct Step: Equatable {
+        var step: DecodeStep
+        var line: Int
+        var t: Double
+        var latitude: Double
+        var record: [UInt8]
+    }
+
+    static func steps(_ d: any ReadingDecoder) -> [(Step, InputPosition)] {
+        var out: [(Step, InputPosition)] = []
+        while true {
+            let s = d.next()
+            if s == .end { return out }
+            let r = d.current
+            out.append((Step(step: s, line: d.lineNumber, t: s == .reading ? r.t : 0, latitude: s == .reading ? r.latitude : 0,
+                             record: Array(s == .reading ? r.line : d.rejectedLine)), d.position))
+        }
+    }
+
+    @Test(arguments: ["bt451.log", "skytraq-dgps.log", "hemi.log", "ublox-zed-f9p_hpg1.11.log"])
+    func resumedAtEveryRecordReadsOnTheSame(_ name: String) throws {
+        let path = GPSDLogs.folder.appendingPathComponent(name).path
+        let all = Self.steps(try ReadingInput.open(path: path))
+        #expect(all.contains { $0.0.step == .reading })
+        for k in stride(from: 0, to: all.count, by: max(1, all.count / 40)) {
+            let d = try ReadingInput.open(path: path)
+            #expect(d.resume(at: all[k].1), "\(name): resume at record \(k)")
+            let rest = Self.steps(d)
+            #expect(rest.map(\.0) == all[(k + 1)...].map(\.0), "\(name): records after \(k)")
+        }
     }
 }

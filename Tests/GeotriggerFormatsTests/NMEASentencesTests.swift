@@ -31,8 +31,8 @@ import GeotriggerCore
         if case .fixSentence(.gga, _) = Self.kind("$GPGGA,222449,3349.0337,S,01843.9282,E,1,07,02.31,000115.4,M,0033.3,M,,") {} else {
             Issue.record("no checksum")
         }
-        if case .otherSentence = Self.kind(Self.sentence("GPGSV,3,1,10,03,41,050,46")) {} else { Issue.record("GSV") }
-        if case .otherSentence = Self.kind(Self.sentence("PGRME,1.7,M,2.4,M,3.0,M")) {} else { Issue.record("a vendor's sentence") }
+        if case .otherSentence("GSV") = Self.kind(Self.sentence("GPGSV,3,1,10,03,41,050,46")) {} else { Issue.record("GSV") }
+        if case .otherSentence("PGRME") = Self.kind(Self.sentence("PGRME,1.7,M,2.4,M,3.0,M")) {} else { Issue.record("a vendor's sentence") }
         if case .comment = Self.kind("# Name: Garmin GPSmap 76S") {} else { Issue.record("comment") }
         if case .blank = Self.kind("  \r") {} else { Issue.record("blank") }
         if case .noise = Self.kind("\u{b5}b\u{1}\u{7}") {} else { Issue.record("binary") }

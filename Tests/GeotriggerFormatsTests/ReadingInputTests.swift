@@ -11,13 +11,18 @@ import Testing
         #expect(ReadingFormat(pathExtensionOf: path) == format)
     }
 
-    @Test func unknownExtension() {
+    @Test func anExtensionThatSaysNothingLeavesItToTheContent() {
         #expect(ReadingFormat(pathExtensionOf: "a.txt") == nil)
         #expect(ReadingFormat(pathExtensionOf: "dir.csv/a") == nil)
-        let file = TempFile("x", name: "a.txt")
-        #expect(throws: ReadingInputError.unknownFormat(path: file.path)) { try ReadingInput.open(path: file.path) }
-        #expect(ReadingInputError.unknownFormat(path: "a").exitCode == 64)
-        let d = try? ReadingInput.open(path: file.path, format: .csv)
+        #expect(ReadingFormat(pathExtensionOf: "a.nmea") == .nmea)
+        // NDJSON, NMEA after a comment and a binary packet, and something else (NDJSON's to reject).
+        let ndjson = TempFile("{\"t\":1,\"device\":\"a\",\"lat\":1,\"lon\":2}\n", name: "a.txt")
+        #expect((try? ReadingInput.open(path: ndjson.path)) is NDJSONDecoder)
+        let nmea = TempFile("# a logger's note\n\u{1}\u{2}b\n$GPGGA,093802,5213.1439,N,02100.6511,E,2,10,0.9,137.2,M,36.2,M,,*43\n", name: "b.log")
+        #expect((try? ReadingInput.open(path: nmea.path)) is NMEADecoder)
+        let other = TempFile("x", name: "c.txt")
+        #expect((try? ReadingInput.open(path: other.path)) is NDJSONDecoder)
+        let d = try? ReadingInput.open(path: other.path, format: .csv)
         #expect(d is CSVDecoder)
     }
 

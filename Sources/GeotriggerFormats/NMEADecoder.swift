@@ -1,0 +1,156 @@
+import GeotriggerCore
+
+/// NMEA 0183 as a receiver or a logger writes it (SPEC §3, "Real receivers"): one fix per receiver
+/// cycle (`NMEACycles`), for one device (`--device`, else the file name without its extension,
+/// `stdin` for standard input).
+///
+/// A cycle's fix is known once a sentence of the next cycle arrives (or the input ends), so its
+/// reading comes out then; it is reported at the line of the sentence that gave its position. A
+/// sentence with a bad checksum, a void cycle and a fix before any date are rejected with their
+/// own reasons; comment lines, other sentences and bytes that are no sentence are passed over and
+/// counted by kind (`passedOver`).
+public final class NMEADecoder: ReadingDecoder {
+    public let sourceName: String
+    private let reader: LineReader
+    private var cycles = NMEACycles()
+    private var reading = Reading()
+    /// The device's bytes, in `deviceCopy`.
+    private let device: ByteView
+    private let deviceCopy: PaddedBuffer
+    /// The line that stands for each cycle (the sentence that gave its position, else its first),
+    /// copied out of the read buffer; two, so the cycle just ended keeps its line while the next
+    /// one's is kept.
+    private var lineA = PaddedBuffer(capacity: 128)
+    private var lineB = PaddedBuffer(capacity: 128)
+    private var inA = true
+    private var cycleLine = ByteView.empty
+    private var cycleLineNumber = 0
+    private var seenCycle = 0
+    private var ended = false
+
+    public private(set) var rejectedLine = ByteView.empty
+    public private(set) var lineNumber = 0
+    /// Where the input stands after the last record returned.
+    public private(set) var position = InputPosition.start
+    /// Lines passed over, by kind: a sentence's type (`GSV`, `PGRME`), `comment`, `not a sentence`.
+    public private(set) var passedOver: [String: Int] = [:]
+
+    /// `device`: every fix's device; by default the source's file name without its extension.
+    public convenience init(fd: Int32, ownsDescriptor: Bool = false, sourceName: String, device: String? = nil,
+                bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20) {
+        self.init(reader: LineReader(fd: fd, ownsDescriptor: ownsDescriptor, bufferSize: bufferSize,
+                                     maxLineLength: maxLineLength), sourceName: sourceName, device: device)
+    }
+
+    init(reader: LineReader, sourceName: String, device: String?) {
+        self.sourceName = sourceName
+        self.reader = reader
+        let name = device ?? (sourceName == "-" ? "stdin" : GPXDecoder.deviceName(fromPath: sourceName))
+        let copy = PaddedBuffer(copying: name)
+        self.device = copy.view(from: 0, count: name.utf8.count)
+        self.deviceCopy = copy
+    }
+
+    public var current: Reading { reading }
+    public var bytesRead: Int { reader.bytesRead }
+    public var ioError: String? { reader.ioError }
+
+    public func next() -> DecodeStep {
+        while true {
+            switch reader.next() {
+            case .end:
+                position = InputPosition(offset: reader.consumed, line: reader.lineNumber)
+                guard !ended else { return .end }
+                ended = true
+                if let o = cycles.finish() { return outcome(o) }
+                return .end
+            case .tooLong(let prefix):
+                lineNumber = reader.lineNumber
+                position = InputPosition(offset: reader.consumed, line: reader.lineNumber)
+                rejectedLine = prefix
+                return .rejected(.lineTooLong)
+            case .line(let l):
+                let line = l.bytes
+                switch NMEALine.classify(line) {
+                case .blank:
+                    continue
+                case .comment:
+                    pass("comment")
+                case .noise:
+                    pass("not a sentence")
+                case .otherSentence(let type):
+                    pass(type)
+                case .badChecksum:
+                    lineNumber = reader.lineNumber
+                    position = InputPosition(offset: reader.consumed, line: reader.lineNumber)
+                    rejectedLine = line
+                    return .rejected(.badChecksum)
+                case .fixSentence(let type, let fields):
+                    let o = cycles.take(type, fields)
+                    // The cycle that ended keeps its line; this sentence's begins the next.
+                    let previous = (cycleLine, cycleLineNumber)
+                    if cycles.cycleNumber != seenCycle {
+                        seenCycle = cycles.cycleNumber
+                        inA.toggle()
+                        keep(line)
+                    } else if cycles.tookPosition {
+                        keep(line)
+                    }
+                    if let o {
+                        // After this sentence, which began the next cycle: a run resumed here has
+                        // read it (`resume`), as this one has.
+                        position = InputPosition(offset: reader.consumed, line: reader.lineNumber)
+                        return outcome(o, line: previous.0, number: previous.1)
+                    }
+                }
+            }
+        }
+    }
+
+    /// `line` as the one the current cycle is reported at.
+    private func keep(_ line: ByteView) {
+        cycleLine = inA ? lineA.hold(line).bytes : lineB.hold(line).bytes
+        cycleLineNumber = reader.lineNumber
+    }
+
+    private func outcome(_ o: NMEACycles.Outcome) -> DecodeStep {
+        outcome(o, line: cycleLine, number: cycleLineNumber)
+    }
+
+    private func outcome(_ o: NMEACycles.Outcome, line: ByteView, number: Int) -> DecodeStep {
+        lineNumber = number
+        rejectedLine = line
+        switch o {
+        case .void:
+            return .rejected(.voidFix)
+        case .noDate:
+            return .rejected(.noDate)
+        case .fix(let t, let latitude, let longitude, let accuracy):
+            guard InputLimits.identifierFits(byteCount: device.count) else { return .rejected(.idTooLong) }
+            guard InputLimits.timeIsWritable(t) else { return .rejected(.timeOutOfRange) }
+            reading = Reading()
+            reading.kind = .fix
+            reading.t = t
+            reading.device = device
+            reading.latitude = latitude
+            reading.longitude = longitude
+            reading.accuracy = accuracy
+            reading.line = line
+            return .reading
+        }
+    }
+
+    private func pass(_ kind: String) {
+        passedOver[kind, default: 0] += 1
+    }
+
+    /// Decodes again up to `position`, returning nothing (the cycles' date, the cycle being read
+    /// and the passed-over counts rebuilt as they were): every position is one `next()` returned,
+    /// so the records before it come back exactly as they did.
+    public func resume(at position: InputPosition) -> Bool {
+        while self.position.offset < position.offset {
+            if next() == .end { break }
+        }
+        return self.position == position
+    }
+}
