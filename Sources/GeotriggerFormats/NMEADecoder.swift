@@ -59,10 +59,16 @@ public final class NMEADecoder: ReadingDecoder {
         while true {
             switch reader.next() {
             case .end:
-                position = InputPosition(offset: reader.consumed, line: reader.lineNumber)
                 guard !ended else { return .end }
                 ended = true
-                if let o = cycles.finish() { return outcome(o) }
+                if let o = cycles.finish() {
+                    // The last cycle, ended by the input's end: positioned a line past the last,
+                    // to be told from a record of the last line (a rejected sentence), which
+                    // ends at the same byte.
+                    position = InputPosition(offset: reader.consumed, line: reader.lineNumber + 1)
+                    return outcome(o)
+                }
+                position = InputPosition(offset: reader.consumed, line: reader.lineNumber)
                 return .end
             case .tooLong(let prefix):
                 lineNumber = reader.lineNumber
@@ -148,7 +154,7 @@ public final class NMEADecoder: ReadingDecoder {
     /// and the passed-over counts rebuilt as they were): every position is one `next()` returned,
     /// so the records before it come back exactly as they did.
     public func resume(at position: InputPosition) -> Bool {
-        while self.position.offset < position.offset {
+        while self.position != position && self.position.offset <= position.offset {
             if next() == .end { break }
         }
         return self.position == position
