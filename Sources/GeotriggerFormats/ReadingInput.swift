@@ -1,3 +1,4 @@
+import GeotriggerCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -11,6 +12,8 @@ public enum ReadingFormat: String, CaseIterable, Sendable {
     case gpx
     /// NMEA 0183 sentences (`.nmea`).
     case nmea
+    /// gpsd's JSON reports, as `gpspipe -w` prints them.
+    case gpsd
 
     /// The format a file name's extension names (`.ndjson`, `.jsonl`, `.json`, `.csv`, `.gpx`;
     /// any case), or nil.
@@ -82,13 +85,15 @@ public enum ReadingInput {
         let reader = LineReader(fd: fd, ownsDescriptor: owns)
         switch Self.formatByContent(of: reader) {
         case .nmea: return NMEADecoder(reader: reader, sourceName: path, device: device)
+        case .gpsd: return GPSDDecoder(reader: reader, sourceName: path, device: device)
         default: return NDJSONDecoder(reader: reader, sourceName: path, defaultDevice: device)
         }
     }
 
-    /// The format of what `reader` holds, read ahead without taking a line: NMEA 0183 if its first
-    /// line that is neither blank, a `#` comment nor binary bytes is a sentence, NDJSON otherwise
-    /// (and for an input that has no such line in its first 64).
+    /// The format of what `reader` holds, read ahead without taking a line, by its first line that
+    /// is neither blank, a `#` comment nor binary bytes: NMEA 0183 if it is a sentence, gpsd's
+    /// reports if it is a JSON object with a `"class"`, NDJSON otherwise (and for an input that
+    /// has no such line in its first 64).
     static func formatByContent(of reader: LineReader) -> ReadingFormat {
         for wanted in 1...64 {
             let view = reader.peek(lines: wanted).bytes
@@ -103,7 +108,9 @@ public enum ReadingInput {
                 // A JSON object: NDJSON readings (a byte order mark or spaces may come first).
                 var k = 0
                 while k < line.count && (line[k] == 0x20 || line[k] == 0x09 || line[k] >= 0x80 && k < 3) { k += 1 }
-                if k < line.count && line[k] == UInt8(ascii: "{") { return .ndjson }
+                if k < line.count && line[k] == UInt8(ascii: "{") {
+                    return Self.contains(line, "\"class\"") ? .gpsd : .ndjson
+                }
                 switch NMEALine.classify(line) {
                 case .blank, .comment, .noise: continue
                 case .fixSentence, .otherSentence, .badChecksum: return .nmea
@@ -113,6 +120,13 @@ public enum ReadingInput {
             if lines < wanted { return .ndjson }
         }
         return .ndjson
+    }
+
+    /// Whether `bytes` holds `text`.
+    private static func contains(_ bytes: ByteView, _ text: String) -> Bool {
+        let t = Array(text.utf8)
+        guard bytes.count >= t.count else { return false }
+        return (0...(bytes.count - t.count)).contains { at in t.indices.allSatisfy { bytes[at + $0] == t[$0] } }
     }
 
     /// A decoder for an already open descriptor.
@@ -129,6 +143,8 @@ public enum ReadingInput {
             return GPXDecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, device: name)
         case .nmea:
             return NMEADecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, device: device)
+        case .gpsd:
+            return GPSDDecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, device: device)
         }
     }
 }

@@ -128,3 +128,56 @@ struct NMEAResumeTests {
         }
     }
 }
+
+/// gpsd's JSON reports (what `gpspipe -w` prints for each receiver: the JSON lines of its
+/// `.chk`) read as fixes: every timed TPV with a fix, to the millisecond, and nothing else.
+@Suite(.enabled(if: GPSDLogs.isAvailable,
+                "../shared/datasets/gpsd_nmea_logs is absent: gpsd's logs (BSD-2-Clause) are not shipped with the project"))
+struct GPSDReportsTests {
+    @Test func everyTimedFixOfEveryReceiver() throws {
+        let names = try FileManager.default.contentsOfDirectory(atPath: GPSDLogs.folder.path).filter { $0.hasSuffix(".log.chk") }.sorted()
+        try #require(names.count >= 45)
+        var expected = 0, found = 0, extra = 0, told = 0
+        for name in names {
+            let lines = [UInt8](try Data(contentsOf: GPSDLogs.folder.appendingPathComponent(name)))
+                .split(separator: 0x0A).filter { $0.first == UInt8(ascii: "{") }
+            let json = lines.map { Array($0) + [0x0A] }.flatMap { $0 }
+            // gpsd's fixes: timed TPVs with mode >= 2 and a position, each repeat once.
+            var want: [(Double, Double, Double)] = []
+            for line in lines {
+                guard let o = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                      o["class"] as? String == "TPV", (o["mode"] as? Int ?? 0) >= 2,
+                      let la = o["lat"] as? Double, let lo = o["lon"] as? Double,
+                      let time = o["time"] as? String, let t = RFC3339.parse(time) else { continue }
+                if let last = want.last, last == (t, la, lo) { continue }
+                want.append((t, la, lo))
+            }
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("gpsd-\(UUID().uuidString).log")
+            FileManager.default.createFile(atPath: file.path, contents: Data(json))
+            defer { try? FileManager.default.removeItem(at: file) }
+            let d = try ReadingInput.open(path: file.path)
+            if d is GPSDDecoder || json.isEmpty { told += 1 }
+            var got: [(Double, Double, Double)] = []
+            while true {
+                let step = d.next()
+                if step == .end { break }
+                if step == .reading { got.append((d.current.t, d.current.latitude, d.current.longitude)) }
+            }
+            expected += want.count
+            var k = 0
+            for g in got {
+                // In order; time to 1 ms, position exactly as gpsd wrote it (read back).
+                if k < want.count, abs(want[k].0 - g.0) < 0.0005, want[k].1 == g.1, want[k].2 == g.2 {
+                    found += 1
+                    k += 1
+                } else {
+                    extra += 1
+                }
+            }
+        }
+        print("gpsd JSON: \(found) of \(expected) timed fixes, \(extra) extra; \(told) of \(names.count) inputs told by content")
+        #expect(found == expected)
+        #expect(extra == 0)
+        #expect(told == names.count)
+    }
+}

@@ -28,6 +28,11 @@ enum ReadingsTargets {
                 + "same; every fix is valid; a resumed decoder reads on the same; the content tells NMEA wherever "
                 + "the first line that is no comment or noise is a sentence",
             check: { nmea($0) }),
+        FuzzTarget(
+            name: "gpsd-reports",
+            about: "gpsd's JSON reports: a roomy buffer and a one-line buffer decide every line the same; every "
+                + "fix is valid; a resumed decoder reads on the same",
+            check: { gpsd($0) }),
     ]
 
     /// Lines longer than this are rejected in every way of decoding here, so over-long lines are
@@ -42,6 +47,7 @@ enum ReadingsTargets {
     static let csvFile = ScratchFile(name: "csv")
     static let gpxFile = ScratchFile(name: "gpx")
     static let nmeaFile = ScratchFile(name: "nmea")
+    static let gpsdFile = ScratchFile(name: "gpsd")
 
     // MARK: NDJSON
 
@@ -159,6 +165,25 @@ enum ReadingsTargets {
         validate(roomy, &findings, ordered: false)
         resume(roomy, bytes, nmeaFile, &findings) { fd in
             NMEADecoder(fd: fd, sourceName: "resumed", device: "receiver", bufferSize: Self.roomy, maxLineLength: maxLine)
+        }
+        return findings.problems
+    }
+
+    // MARK: gpsd
+
+    static func gpsd(_ bytes: UnsafeRawBufferPointer) -> [String] {
+        // One source name for the three: a report without a device is the file name's.
+        var findings = Findings()
+        let roomy = gpsdFile.withDescriptor(bytes) { fd in
+            drain(GPSDDecoder(fd: fd, sourceName: "gpsd.log", bufferSize: Self.roomy, maxLineLength: maxLine), lane: true)
+        }
+        let tight = gpsdFile.withDescriptor(bytes) { fd in
+            drain(GPSDDecoder(fd: fd, sourceName: "gpsd.log", bufferSize: 0, maxLineLength: maxLine), lane: false)
+        }
+        compare(roomy, "a roomy buffer", tight, "a one-line buffer", &findings)
+        validate(roomy, &findings)
+        resume(roomy, bytes, gpsdFile, &findings) { fd in
+            GPSDDecoder(fd: fd, sourceName: "gpsd.log", bufferSize: Self.roomy, maxLineLength: maxLine)
         }
         return findings.problems
     }
