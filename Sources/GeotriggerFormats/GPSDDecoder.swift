@@ -14,9 +14,7 @@ public final class GPSDDecoder: ReadingDecoder {
     private let reader: LineReader
     private var reading = Reading()
     /// `--device` or the file's name, when given or when a report has no `device`.
-    private let fallbackDevice: ByteView
-    private let fallbackCopy: PaddedBuffer
-    private let deviceGiven: Bool
+    private let fallback: InputDevice
     /// Where a `device` with escapes is unescaped.
     private var scratch = PaddedBuffer(capacity: 256)
     /// The last fix, to pass over gpsd's exact repeats of it.
@@ -37,11 +35,7 @@ public final class GPSDDecoder: ReadingDecoder {
     init(reader: LineReader, sourceName: String, device: String?) {
         self.sourceName = sourceName
         self.reader = reader
-        deviceGiven = device != nil
-        let name = device ?? (sourceName == "-" ? "stdin" : GPXDecoder.deviceName(fromPath: sourceName))
-        let copy = PaddedBuffer(copying: name)
-        fallbackDevice = copy.view(from: 0, count: name.utf8.count)
-        fallbackCopy = copy
+        fallback = InputDevice(device, sourceName: sourceName)
     }
 
     public var current: Reading { reading }
@@ -157,7 +151,7 @@ public final class GPSDDecoder: ReadingDecoder {
         guard abs(latitude) <= 90 else { return .rejected(.latitudeOutOfRange) }
         guard abs(longitude) <= 180 else { return .rejected(.longitudeOutOfRange) }
         guard InputLimits.timeIsWritable(t) else { return .rejected(.timeOutOfRange) }
-        let name = deviceGiven ? fallbackDevice : device ?? fallbackDevice
+        let name = fallback.given ? fallback.bytes : device ?? fallback.bytes
         guard InputLimits.identifierFits(byteCount: name.count) else { return .rejected(.idTooLong) }
         // gpsd's exact repeat of the report before.
         if t == last.t && latitude == last.latitude && longitude == last.longitude && name.elementsEqual(lastDevice) {
@@ -203,10 +197,5 @@ public final class GPSDDecoder: ReadingDecoder {
     }
 
     /// Decodes again up to `position` (the repeat check and the counts rebuilt), returning nothing.
-    public func resume(at position: InputPosition) -> Bool {
-        while self.position != position && self.position.offset <= position.offset {
-            if next() == .end { break }
-        }
-        return self.position == position
-    }
+    public func resume(at position: InputPosition) -> Bool { decodeAgain(upTo: position) }
 }

@@ -14,9 +14,7 @@ public final class NMEADecoder: ReadingDecoder {
     private let reader: LineReader
     private var cycles = NMEACycles()
     private var reading = Reading()
-    /// The device's bytes, in `deviceCopy`.
-    private let device: ByteView
-    private let deviceCopy: PaddedBuffer
+    private let device: InputDevice
     /// The line that stands for each cycle (the sentence that gave its position, else its first),
     /// copied out of the read buffer; two, so the cycle just ended keeps its line while the next
     /// one's is kept.
@@ -45,10 +43,7 @@ public final class NMEADecoder: ReadingDecoder {
     init(reader: LineReader, sourceName: String, device: String?) {
         self.sourceName = sourceName
         self.reader = reader
-        let name = device ?? (sourceName == "-" ? "stdin" : GPXDecoder.deviceName(fromPath: sourceName))
-        let copy = PaddedBuffer(copying: name)
-        self.device = copy.view(from: 0, count: name.utf8.count)
-        self.deviceCopy = copy
+        self.device = InputDevice(device, sourceName: sourceName)
     }
 
     public var current: Reading { reading }
@@ -132,12 +127,12 @@ public final class NMEADecoder: ReadingDecoder {
         case .noDate:
             return .rejected(.noDate)
         case .fix(let t, let latitude, let longitude, let accuracy):
-            guard InputLimits.identifierFits(byteCount: device.count) else { return .rejected(.idTooLong) }
+            guard InputLimits.identifierFits(byteCount: device.bytes.count) else { return .rejected(.idTooLong) }
             guard InputLimits.timeIsWritable(t) else { return .rejected(.timeOutOfRange) }
             reading = Reading()
             reading.kind = .fix
             reading.t = t
-            reading.device = device
+            reading.device = device.bytes
             reading.latitude = latitude
             reading.longitude = longitude
             reading.accuracy = accuracy
@@ -153,10 +148,5 @@ public final class NMEADecoder: ReadingDecoder {
     /// Decodes again up to `position`, returning nothing (the cycles' date, the cycle being read
     /// and the passed-over counts rebuilt as they were): every position is one `next()` returned,
     /// so the records before it come back exactly as they did.
-    public func resume(at position: InputPosition) -> Bool {
-        while self.position != position && self.position.offset <= position.offset {
-            if next() == .end { break }
-        }
-        return self.position == position
-    }
+    public func resume(at position: InputPosition) -> Bool { decodeAgain(upTo: position) }
 }
