@@ -26,6 +26,7 @@ public final class CSVDecoder: ReadingDecoder {
     var plainHasAccuracy = false
     var plainRowsAllowed = true
     public var lineNumber: Int { framing.lineNumber }
+    public func whenIdle(_ body: @escaping () -> Void) { framing.whenIdle(body) }
     /// Lines that were empty or held only spaces and tabs (skipped, not rejected).
     public var blankLines: Int { framing.blankLines }
     public var current: Reading { framing.reading }

@@ -38,6 +38,8 @@ public final class GPSDDecoder: ReadingDecoder {
         fallback = InputDevice(device, sourceName: sourceName)
     }
 
+    public func whenIdle(_ body: @escaping () -> Void) { reader.whenIdle = body }
+
     public var current: Reading { reading }
     public var bytesRead: Int { reader.bytesRead }
     public var ioError: String? { reader.ioError }
@@ -45,6 +47,8 @@ public final class GPSDDecoder: ReadingDecoder {
     public func next() -> DecodeStep {
         while true {
             switch reader.next() {
+            case .idle:
+                continue
             case .end:
                 position = InputPosition(offset: reader.consumed, line: reader.lineNumber)
                 return .end

@@ -39,6 +39,9 @@ final class LineFraming {
     }
 
     /// Lines of `reader`, which may have read ahead already (`LineReader.peek`) but returned none.
+    /// `LineReader.whenIdle`.
+    func whenIdle(_ body: @escaping () -> Void) { reader.whenIdle = body }
+
     init(reader: LineReader, defaultDevice: String?) {
         self.reader = reader
         let copy = PaddedBuffer(copying: defaultDevice ?? "")
@@ -69,7 +72,7 @@ final class LineFraming {
         while reader.consumed < offset {
             switch reader.next() {
             case .end: return nil
-            case .tooLong: continue
+            case .tooLong, .idle: continue
             case .line(let l):
                 lineNumber = reader.lineNumber
                 if l.bytes.contains(where: { $0 != 0x20 && $0 != 0x09 }) { return l }
@@ -84,6 +87,8 @@ final class LineFraming {
     func next(_ parse: (_ line: PaddedBytes) -> Outcome) -> DecodeStep {
         while true {
             switch reader.next() {
+            case .idle:
+                continue
             case .end:
                 line = .empty
                 return .end

@@ -15,8 +15,23 @@ final class LineReader {
     enum Line {
         case line(PaddedBytes)
         case tooLong(prefix: ByteView)
+        /// The input would block (`yieldsIdle`): nothing more is there now.
+        case idle
         case end
     }
+
+    /// Called once the input would block (a pipe, a terminal, a socket with nothing more to read
+    /// yet), before waiting for it: a live run writes out everything decided so far (SPEC §2,
+    /// "Live input"). Never called for a regular file, which never blocks.
+    var whenIdle: (() -> Void)?
+    /// Whether `next()` returns `.idle` once when the input would block, before `whenIdle` and the
+    /// wait: for a decoder whose record ends only when the next one begins (an NMEA cycle), which
+    /// then ends it early.
+    var yieldsIdle = false
+    /// Whether reading may block (not a regular file).
+    private let mayBlock: Bool
+    /// `.idle` was returned, and no byte has come since.
+    private var idled = false
 
     /// How many leading bytes of an over-long line are kept for reports.
     static let tooLongPrefixLength = 1024
@@ -59,6 +74,14 @@ final class LineReader {
         self.capacity = max(bufferSize, self.maxLineLength + 2 + 3)
         self.buffer = PaddedBuffer(capacity: capacity)
         self.prefix = PaddedBuffer(capacity: LineReader.tooLongPrefixLength)
+        var st = stat()
+        mayBlock = fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG
+    }
+
+    /// Whether a read would return at once (bytes, the end of the input, or an error).
+    private func readable() -> Bool {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) != 0
     }
 
     deinit {
@@ -66,8 +89,21 @@ final class LineReader {
     }
 
     /// Reads more bytes after `end`; returns false at end of input or on error.
-    private func fill() -> Bool {
-        if eof { return false }
+    private func fill() -> Bool { fill(yielding: false) == .more }
+
+    private enum Fill { case more, idle, end }
+
+    /// Reads more bytes after `end`, first (where the input would block) returning `.idle` once if
+    /// `yielding`, else calling `whenIdle` before waiting.
+    private func fill(yielding: Bool) -> Fill {
+        if eof { return .end }
+        if mayBlock && (whenIdle != nil || yielding) && !readable() {
+            if yielding && !idled {
+                idled = true
+                return .idle
+            }
+            whenIdle?()
+        }
         if start > 0 {
             let live = end - start
             buffer.move(from: start, count: live, to: 0)
@@ -77,29 +113,30 @@ final class LineReader {
         }
         while true {
             let room = min(capacity - end, LineReader.readChunk)
-            if room == 0 { return false }
+            if room == 0 { return .end }
             let got = buffer.read(fd, at: end, count: room)
             if got > 0 {
                 end += got
                 bytesRead += got
-                return true
+                idled = false
+                return .more
             }
             if got == 0 {
                 eof = true
-                return false
+                return .end
             }
             if errno == EINTR {
                 // A stop signal (`StopSignals`) ends the wait for more input, without taking a
                 // partial line as the last one: the run checkpoints and stops at the last whole line.
                 if StopSignals.requested {
                     interrupted = true
-                    return false
+                    return .end
                 }
                 continue
             }
             ioError = String(cString: strerror(errno))
             eof = true
-            return false
+            return .end
         }
     }
 
@@ -163,7 +200,9 @@ final class LineReader {
             if end - start - byteOrderMark > maxLineLength + 1 {
                 return skipLongLine()
             }
-            if !fill() {
+            let filled = fill(yielding: yieldsIdle)
+            if filled == .idle { return .idle }
+            if filled == .end {
                 if start < end && !interrupted {
                     let e = end
                     return emit(upTo: e, consumed: e)

@@ -108,6 +108,11 @@ public final class MergedReadings {
 
     /// Track points skipped over all sources (`ReadingDecoder.untimedPoints`).
     public var untimedPoints: Int { sources.reduce(0) { $0 + $1.untimedPoints } }
+    /// `ReadingDecoder.whenIdle` for every source.
+    public func whenIdle(_ body: @escaping () -> Void) {
+        for s in sources { s.whenIdle(body) }
+    }
+
     /// Lines passed over by kind, over all sources (`ReadingDecoder.passedOver`).
     public var passedOver: [String: Int] {
         sources.reduce(into: [:]) { all, s in all.merge(s.passedOver, uniquingKeysWith: +) }

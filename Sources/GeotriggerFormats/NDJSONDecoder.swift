@@ -18,6 +18,7 @@ public final class NDJSONDecoder: ReadingDecoder {
     /// Lines that were empty or held only JSON whitespace (skipped, not rejected).
     public var blankLines: Int { framing.blankLines }
     public var lineNumber: Int { framing.lineNumber }
+    public func whenIdle(_ body: @escaping () -> Void) { framing.whenIdle(body) }
     public var current: Reading { framing.reading }
     public var rejectedLine: ByteView { framing.line }
     public var bytesRead: Int { framing.bytesRead }

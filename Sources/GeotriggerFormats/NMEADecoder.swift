@@ -44,7 +44,10 @@ public final class NMEADecoder: ReadingDecoder {
         self.sourceName = sourceName
         self.reader = reader
         self.device = InputDevice(device, sourceName: sourceName)
+        reader.yieldsIdle = true
     }
+
+    public func whenIdle(_ body: @escaping () -> Void) { reader.whenIdle = body }
 
     public var current: Reading { reading }
     public var bytesRead: Int { reader.bytesRead }
@@ -53,6 +56,14 @@ public final class NMEADecoder: ReadingDecoder {
     public func next() -> DecodeStep {
         while true {
             switch reader.next() {
+            case .idle:
+                // Nothing more now (a live receiver between bursts): the cycle read so far ends
+                // here, rather than when the next burst begins. Its late sentences are passed over.
+                if let o = cycles.finish() {
+                    position = InputPosition(offset: reader.consumed, line: reader.lineNumber + 1)
+                    return outcome(o)
+                }
+                continue
             case .end:
                 guard !ended else { return .end }
                 ended = true

@@ -46,6 +46,10 @@ public protocol ReadingDecoder: AnyObject {
     /// Lines passed over that are neither a record nor a rejected one, by kind, as the format
     /// allows (NMEA: other sentences by type, comment lines, binary bytes), for the summary.
     var passedOver: [String: Int] { get }
+    /// Has `body` called whenever the input would block, before waiting for it (a live pipe),
+    /// so the run writes out everything decided so far; never for a regular file. A decoder that
+    /// reads its input whole (GPX) never calls it.
+    func whenIdle(_ body: @escaping () -> Void)
 }
 
 extension ReadingDecoder {
@@ -53,6 +57,7 @@ extension ReadingDecoder {
                                          _ longitude: Double, _ accuracy: Double) -> Bool) {}
     public var untimedPoints: Int { 0 }
     public var passedOver: [String: Int] { [:] }
+    public func whenIdle(_ body: @escaping () -> Void) {}
 }
 
 /// A place in an input, for checkpoints: `offset` bytes from its start (where the next record

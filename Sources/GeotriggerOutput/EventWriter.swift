@@ -261,6 +261,12 @@ public final class EventWriter: RegionEventTableReader {
         }
     }
 
+    /// Hands every event written so far to the sink now (a live input that would block); a
+    /// write failure is kept in `failure`, as any other.
+    public func flush() {
+        do { try output.flush() } catch let error as IOFailure { failure = failure ?? error } catch {}
+    }
+
     private func endRecord() {
         do { try output.endRecord() } catch let error as IOFailure { failure = failure ?? error } catch {}
     }

@@ -66,6 +66,9 @@ package final class RejectSink {
         try line.withByteView { try output.appendRecord($0, key: key) }
     }
 
+    /// Writes the reports so far to the rejects output now (a live input that would block).
+    package func flush() throws { try output?.flush() }
+
     /// At the end of a run: how many were not shown on stderr.
     package func finish() {
         if reported < total {

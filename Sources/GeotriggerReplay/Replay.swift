@@ -372,6 +372,14 @@ public final class Replay {
         let stride = checkpointer.map { min(4096, $0.every) } ?? 4096
         var sinceProgress = 0
         defer { applier.flush() }
+        // Live input (SPEC §2): whenever the input would block, what is decided so far (the
+        // batched fixes' events, the timers they fired, the reports) leaves at once.
+        let rejects = rejectSink
+        source.whenIdle { [unowned applier, unowned writer] in
+            applier.flush()
+            writer.flush()
+            try? rejects?.flush()
+        }
         func reject(_ reason: RejectReason, detail: String? = nil, line: ByteView) throws {
             // Under --strict the run stops here: the events before this record are written first.
             applier.flush()
@@ -482,6 +490,7 @@ protocol ReplaySource: AnyObject {
     func nextStep() -> DecodeStep
     /// The plain lane, through the applier (`ReadingApplier.takePlainFixes`).
     func takePlainFixes(into applier: ReadingApplier, budget: Int, keepGoing: () -> Bool) -> ReadingApplier.Lane
+    func whenIdle(_ body: @escaping () -> Void)
     /// The reading of the last `.reading` step.
     var current: Reading { get }
     var rejectedLine: ByteView { get }
