@@ -498,6 +498,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
                     commit(p.partition, offset: pending.offset, metadata: pending.metadata, force: true)
                 }
             }
+            settleCommitsBeforeLeaving()
         }
         consumer.close()
         if let fatal { throw fatal }
@@ -511,6 +512,31 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         if failed > 0 { throw .kafka("\(failed) messages could not be delivered: \(first.map { "\($0)" } ?? "")") }
         for p in partitions.values { drop(p) }
         partitions.removeAll()
+    }
+
+    /// Commits refused as the run stops (the group was rebalancing, a broker was away), sent again
+    /// while the group settles, for up to `2 × commitHold` seconds, before the group is left: a next
+    /// member would otherwise read again, and produce again, what this one has read and produced.
+    /// Records that arrive meanwhile are not applied (the next owner reads them).
+    private func settleCommitsBeforeLeaving() {
+        guard !pendingCommits.isEmpty else { return }
+        let batch = KafkaMessageBatch(capacity: 256)
+        let deadline = monotonicSeconds() + 2 * Self.commitHold
+        while !pendingCommits.isEmpty && monotonicSeconds() < deadline && fatal == nil {
+            _ = consumer.poll(into: batch, milliseconds: 100)
+            batch.release()
+            for (partition, pending) in pendingCommits.sorted(by: { $0.key < $1.key }) {
+                guard partitions[partition] != nil else {
+                    pendingCommits[partition] = nil
+                    continue
+                }
+                commit(partition, offset: pending.offset, metadata: pending.metadata, force: true)
+            }
+        }
+        if !pendingCommits.isEmpty {
+            diagnostics("geotrigger: \(pendingCommits.count) partition(s) left uncommitted at the stop: "
+                        + "their next owner reads on from their last commit\n")
+        }
     }
 
     /// A partition leaves this process: its counts join the totals.
