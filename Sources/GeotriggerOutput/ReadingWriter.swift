@@ -47,39 +47,35 @@ public final class ReadingWriter {
 
     private func writeNDJSON(_ r: Reading) {
         let o = output
-        switch r.kind {
-        case .control:
+        if r.kind == .control {
             o.append(r.line)
-        case .fix:
+        } else {
             o.append("{\"t\":")
             o.appendTime(r.t)
             o.append(",\"device\":")
             o.appendJSONString(r.device)
-            o.append(",\"lat\":")
-            o.append(string: Self.number(r.latitude))
-            o.append(",\"lon\":")
-            o.append(string: Self.number(r.longitude))
-            if !r.accuracy.isNaN {
-                o.append(",\"accuracy\":")
-                o.append(string: Self.number(r.accuracy))
-            }
-            o.append("}")
-        case .sighting:
-            o.append("{\"t\":")
-            o.appendTime(r.t)
-            o.append(",\"device\":")
-            o.appendJSONString(r.device)
-            o.append(",\"uuid\":")
-            o.appendJSONString(r.beacon.uuidString)
-            o.append(",\"major\":")
-            o.appendInteger(Int64(r.beacon.major))
-            o.append(",\"minor\":")
-            o.appendInteger(Int64(r.beacon.minor))
-            o.append(",\"rssi\":")
-            o.append(string: Self.number(r.rssi))
-            if !r.tx.isNaN {
-                o.append(",\"tx\":")
-                o.append(string: Self.number(r.tx))
+            if r.kind == .fix {
+                o.append(",\"lat\":")
+                o.append(string: Self.number(r.latitude))
+                o.append(",\"lon\":")
+                o.append(string: Self.number(r.longitude))
+                if !r.accuracy.isNaN {
+                    o.append(",\"accuracy\":")
+                    o.append(string: Self.number(r.accuracy))
+                }
+            } else {
+                o.append(",\"uuid\":")
+                o.appendJSONString(r.beacon.uuidString)
+                o.append(",\"major\":")
+                o.appendInteger(Int64(r.beacon.major))
+                o.append(",\"minor\":")
+                o.appendInteger(Int64(r.beacon.minor))
+                o.append(",\"rssi\":")
+                o.append(string: Self.number(r.rssi))
+                if !r.tx.isNaN {
+                    o.append(",\"tx\":")
+                    o.append(string: Self.number(r.tx))
+                }
             }
             o.append("}")
         }

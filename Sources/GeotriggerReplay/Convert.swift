@@ -65,17 +65,7 @@ public final class Convert {
             throw ReplayError.usage(Replay.deviceTooLong(device))
         }
         let paths = config.inputs.isEmpty ? ["-"] : config.inputs
-        var decoders: [any ReadingDecoder] = []
-        for path in paths {
-            do {
-                decoders.append(try ReadingInput.open(path: path, format: config.format, device: config.device))
-            } catch let error as ReadingInputError {
-                switch error {
-                case .missing(let p): throw ReplayError.inputMissing(p)
-                case .unreadable: throw ReplayError.io(error.description)
-                }
-            }
-        }
+        let decoders = try Replay.openInputs(paths, format: config.format, device: config.device)
         let merged = MergedReadings(decoders)
         let writer: ReadingWriter
         let rejects: RecordBuffer?
@@ -92,10 +82,7 @@ public final class Convert {
         let engine = try Engine(regions: [])
         let applier = ReadingApplier(engine: engine)
         func reject(_ reason: RejectReason, detail: String? = nil, line: ByteView) throws {
-            let place = "\(merged.currentSource.sourceName):\(merged.currentSource.lineNumber)"
-            if let stop = try Replay.io({ try rejectSink.reject(reason, detail: detail, place: place, record: line) }) {
-                throw ReplayError.strictRejection(stop)
-            }
+            try Replay.reject(reason, detail: detail, source: merged.currentSource, line: line, to: rejectSink)
         }
         readLoop: while true {
             switch merged.next().step {

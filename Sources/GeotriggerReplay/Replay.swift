@@ -219,17 +219,7 @@ public final class Replay {
 
         // Open every input before reading any, so a missing file stops the run cleanly.
         let paths = config.inputs.isEmpty ? ["-"] : config.inputs
-        var decoders: [any ReadingDecoder] = []
-        for path in paths {
-            do {
-                decoders.append(try ReadingInput.open(path: path, format: config.format, device: config.device))
-            } catch let error as ReadingInputError {
-                switch error {
-                case .missing(let p): throw ReplayError.inputMissing(p)
-                case .unreadable: throw ReplayError.io(error.description)
-                }
-            }
-        }
+        let decoders = try Self.openInputs(paths, format: config.format, device: config.device)
         tally.inputs = decoders.count
         tally.eventsToStandardOutput = config.outputPath == nil || config.outputPath == "-"
         let totalBytes = paths.map(fileSize).reduce(0, +)
@@ -448,9 +438,31 @@ public final class Replay {
     /// A record `source` rejected: to the run's reject sink, which stops the run under `--strict`.
     private func reject(_ reason: RejectReason, detail: String? = nil, source: any ReadingDecoder,
                         line: ByteView) throws {
+        try Self.reject(reason, detail: detail, source: source, line: line, to: rejectSink!)
+    }
+
+    /// A record `source` rejected, to `sink` as `FILE:LINE`; the run's error under `--strict`
+    /// (`replay` and `convert`).
+    static func reject(_ reason: RejectReason, detail: String? = nil, source: any ReadingDecoder,
+                       line: ByteView, to sink: RejectSink) throws {
         let place = "\(source.sourceName):\(source.lineNumber)"
-        if let stop = try Self.io({ try rejectSink!.reject(reason, detail: detail, place: place, record: line) }) {
+        if let stop = try io({ try sink.reject(reason, detail: detail, place: place, record: line) }) {
             throw ReplayError.strictRejection(stop)
+        }
+    }
+
+    /// Every input opened before any is read, so a missing file stops the run cleanly, with the
+    /// exit status SPEC §2 gives it (`replay` and `convert`).
+    static func openInputs(_ paths: [String], format: ReadingFormat?, device: String?) throws -> [any ReadingDecoder] {
+        try paths.map { path in
+            do {
+                return try ReadingInput.open(path: path, format: format, device: device)
+            } catch let error as ReadingInputError {
+                switch error {
+                case .missing(let p): throw ReplayError.inputMissing(p)
+                case .unreadable: throw ReplayError.io(error.description)
+                }
+            }
         }
     }
 
