@@ -203,7 +203,7 @@ struct FoundRegions {
         while k < ids.count && ids[k - 1] < ids[k] { k += 1 }
         // Strictly ascending: no repeats either.
         if k >= ids.count { return RegionCandidates(unsafe: UnsafeBufferPointer(ids)) }
-        var sorting = ids
+        var sorting = ids  // the same memory: the sort is in place
         sorting.smallSort()
         var unique = 0
         for k in 0..<ids.count where unique == 0 || ids[unique - 1] != ids[k] {

@@ -139,10 +139,11 @@ public final class ReadingWriter {
         try output.flush()
     }
 
-    /// The fewest digits that read back as `x` (integers without a fraction).
+    /// The fewest digits that read back as `x` (integers without a fraction), as JSON writes it.
     static func number(_ x: Double) -> String {
-        if x == x.rounded(), abs(x) < 1e15 { return String(Int64(x)) }
-        return "\(x)"
+        var bytes: [UInt8] = []
+        JSONValue.writeNumber(x, into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A device id as a CSV cell: quoted (quotes doubled) when it holds a comma, a quote or a
