@@ -194,10 +194,32 @@ private final class JobRun {
         if config.monitor.ignores(accuracy: accuracy) { replay.tally.ignoredForAccuracy += 1 }
     }
 
+    /// Live input (SPEC §2): the input would block. Every record read so far goes to its job,
+    /// the reader waits until every job has applied them, and their output and the rejects
+    /// reported leave before the wait for more input.
+    func catchUp() throws {
+        try flush()
+        while merge.handledThrough < rd.seq && merge.running > 0 {
+            try merge.drain([results.pop()], into: output, replay: replay)
+        }
+        try Replay.io {
+            try output.flush()
+            try sink.flush()
+        }
+    }
+
     /// Reads, rejects and routes every record until the input ends, `--strict` or a job stops the
     /// run, or a stop signal comes (with `--checkpoint`).
     func readAll() throws {
         let rd = rd
+        // The decoder calls this before it would block, in the middle of a record: whatever fails
+        // in it is thrown from the loop below once the decoder has returned.
+        var idleFailure: (any Error)?
+        merged.whenIdle { [unowned self] in
+            guard idleFailure == nil else { return }
+            do { try self.catchUp() } catch { idleFailure = error }
+        }
+        defer { merged.whenIdle {} }
         readLoop: while true {
             // Runs of plain fix lines are routed straight from the decoder's buffer, as the
             // one-thread replay reads them, without a `Reading` copied for each.
@@ -217,6 +239,7 @@ private final class JobRun {
                 if !reject(.outOfOrder, line: merged.rejectedLine) { break readLoop }
                 rd.counted()
             }
+            if let idleFailure { throw idleFailure }
             guard try betweenRecords() else { break readLoop }
             switch merged.next().step {
             case .end:
@@ -229,8 +252,10 @@ private final class JobRun {
                 guard route(merged.current) else { break readLoop }
             }
             rd.counted()
+            if let idleFailure { throw idleFailure }
             guard try betweenRecords() else { break }
         }
+        if let idleFailure { throw idleFailure }
     }
 
     /// A decoded reading to its job (a region record to every job); false when `--strict` stops
@@ -522,6 +547,9 @@ final class JobMerge {
     }
 
     /// The jobs' states for a checkpoint, once every job's has come; the slots are emptied.
+    /// Every record up to this sequence number has been handled by every job.
+    var handledThrough: Int { through.min() ?? 0 }
+
     func takeJobStates() -> [[UInt8]] {
         defer { jobStates = Array(repeating: nil, count: jobs) }
         return jobStates.map { $0! }

@@ -55,41 +55,61 @@ struct LiveInputTests {
 
     static let latitudes = [45.0, 45.01, 45.0, 45.01, 45.0, 45.01]
 
-    @Test("NDJSON: each reading's event before the next reading is written")
-    func ndjson() throws {
-        let readings = Self.latitudes.enumerated().map { k, la in #"{"t":\#(1_700_000_000 + k),"device":"d","lat":\#(la),"lon":13.0}"# }
-        let r = try Self.eventsWhileOpen(readings)
-        #expect(r.count == 6, "\(r.count) of 6 events came while the stream was open")
-        #expect(r.longest < 0.5)
-    }
+    /// The six readings as NDJSON fixes.
+    static let ndjson = latitudes.enumerated().map { k, la in #"{"t":\#(1_700_000_000 + k),"device":"d","lat":\#(la),"lon":13.0}"# }
 
-    @Test("gpsd's reports (gpspipe -w): each fix's event as it arrives")
-    func gpsd() throws {
-        var readings = Self.latitudes.enumerated().map { k, la in
+    /// As gpsd's reports: gpspipe -w begins with gpsd's VERSION and DEVICES, told apart from
+    /// NDJSON by their "class".
+    static let gpsd: [String] = {
+        var readings = latitudes.enumerated().map { k, la in
             #"{"class":"TPV","device":"/dev/ttyUSB0","mode":3,"time":"2023-11-14T22:13:\#(20 + k).000Z","lat":\#(la),"lon":13.0,"eph":5}"#
         }
-        // gpspipe -w begins with gpsd's VERSION and DEVICES, told apart from NDJSON by their "class".
         readings[0] = #"{"class":"VERSION","release":"3.22","proto_major":3,"proto_minor":14}"# + "\n"
             + #"{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/ttyUSB0","driver":"NMEA0183"}]}"# + "\n" + readings[0]
-        let r = try Self.eventsWhileOpen(readings)
-        #expect(r.count == 6, "\(r.count) of 6 events came while the stream was open")
-        #expect(r.longest < 0.5)
-    }
+        return readings
+    }()
 
-    @Test("NMEA: a receiver's cycle ends when its burst does, not when the next begins")
-    func nmea() throws {
+    /// As a receiver's NMEA bursts, one cycle (RMC and GGA) each.
+    static let nmea: [String] = {
         func sentence(_ body: String) -> String {
             "$" + body + "*" + String(format: "%02X", body.utf8.reduce(UInt8(0), ^))
         }
-        let readings = Self.latitudes.enumerated().map { k, la -> String in
+        return latitudes.enumerated().map { k, la -> String in
             let minutes = (la - 45) * 60
             let lat = String(format: "45%07.4f", minutes)
             let time = String(format: "2213%02d", 20 + k)
             return sentence("GPRMC,\(time),A,\(lat),N,01300.0000,E,0.0,0.0,141123,,,A") + "\n"
                 + sentence("GPGGA,\(time),\(lat),N,01300.0000,E,1,08,1.0,10.0,M,0.0,M,,")
         }
-        let r = try Self.eventsWhileOpen(readings, arguments: ["--format", "nmea"])
+    }()
+
+    @Test("NDJSON: each reading's event before the next reading is written")
+    func ndjsonLive() throws {
+        let r = try Self.eventsWhileOpen(Self.ndjson)
         #expect(r.count == 6, "\(r.count) of 6 events came while the stream was open")
+        #expect(r.longest < 0.5)
+    }
+
+    @Test("gpsd's reports (gpspipe -w): each fix's event as it arrives")
+    func gpsdLive() throws {
+        let r = try Self.eventsWhileOpen(Self.gpsd)
+        #expect(r.count == 6, "\(r.count) of 6 events came while the stream was open")
+        #expect(r.longest < 0.5)
+    }
+
+    @Test("NMEA: a receiver's cycle ends when its burst does, not when the next begins")
+    func nmeaLive() throws {
+        let r = try Self.eventsWhileOpen(Self.nmea, arguments: ["--format", "nmea"])
+        #expect(r.count == 6, "\(r.count) of 6 events came while the stream was open")
+        #expect(r.longest < 0.5)
+    }
+
+    @Test("--jobs 2: the jobs apply what was read and their events leave before the reader waits",
+          arguments: ["ndjson", "gpsd", "nmea"])
+    func jobsLive(format: String) throws {
+        let readings = format == "ndjson" ? Self.ndjson : format == "gpsd" ? Self.gpsd : Self.nmea
+        let r = try Self.eventsWhileOpen(readings, arguments: ["--jobs", "2", "--format", format])
+        #expect(r.count == 6, "\(format): \(r.count) of 6 events came while the stream was open")
         #expect(r.longest < 0.5)
     }
 }
