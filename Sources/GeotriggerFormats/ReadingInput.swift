@@ -15,13 +15,14 @@ public enum ReadingFormat: String, CaseIterable, Sendable {
     /// gpsd's JSON reports, as `gpspipe -w` prints them.
     case gpsd
 
-    /// The format a file name's extension names (`.ndjson`, `.jsonl`, `.json`, `.csv`, `.gpx`;
-    /// any case), or nil.
+    /// The format a file name's extension names (`.ndjson`, `.jsonl`, `.csv`, `.gpx`, `.nmea`;
+    /// any case), or nil. Not `.json`: NDJSON readings and a saved `gpspipe -w` stream are both
+    /// JSON lines, and the content tells them apart.
     public init?(pathExtensionOf path: String) {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         guard let dot = name.lastIndex(of: ".") else { return nil }
         switch name[name.index(after: dot)...].lowercased() {
-        case "ndjson", "jsonl", "json": self = .ndjson
+        case "ndjson", "jsonl": self = .ndjson
         case "csv": self = .csv
         case "gpx": self = .gpx
         case "nmea": self = .nmea

@@ -35,17 +35,19 @@ struct NMEAAgainstGPSDTests {
         }
     }
 
-    /// gpsd's fixes: TPV reports with mode ≥ 2 and a position; those with a time (one per time,
-    /// gpsd repeating a cycle's report as its sentences come), and every position reported.
-    static func reference(_ data: Data) -> (timed: [Double: [Fix]], positions: [(Double, Double)]) {
-        var timed: [Double: [Fix]] = [:], positions: [(Double, Double)] = []
+    /// gpsd's fixes: TPV reports with mode ≥ 2 and a position; those with a time (a fix per run
+    /// of reports with one time: gpsd repeats a cycle's report as its sentences come, and a log
+    /// that goes back in time meets a time again, another fix), and every position reported.
+    static func reference(_ data: Data) -> (timed: [(t: Double, candidates: [Fix])], positions: [(Double, Double)]) {
+        var timed: [(t: Double, candidates: [Fix])] = [], positions: [(Double, Double)] = []
         for line in [UInt8](data).split(separator: 0x0A) where line.first == UInt8(ascii: "{") {
             guard let o = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
                   o["class"] as? String == "TPV", (o["mode"] as? Int ?? 0) >= 2,
                   let la = o["lat"] as? Double, let lo = o["lon"] as? Double else { continue }
             positions.append((la, lo))
             if let time = o["time"] as? String, let t = RFC3339.parse(time) {
-                timed[t, default: []].append(Fix(t: t, latitude: la, longitude: lo))
+                if timed.last?.t != t { timed.append((t, [])) }
+                timed[timed.count - 1].candidates.append(Fix(t: t, latitude: la, longitude: lo))
             }
         }
         return (timed, positions)
@@ -61,7 +63,7 @@ struct NMEAAgainstGPSDTests {
             let ref = Self.reference(try Data(contentsOf: Self.logs.appendingPathComponent(name + ".chk")))
             var used = Set<Int>()
             var hits = 0
-            for (t, candidates) in ref.timed.sorted(by: { $0.key < $1.key }) {
+            for (t, candidates) in ref.timed {
                 // Time of day to 1 s (gpsd moves some receivers' dates by 1024 weeks), position to
                 // 2·10⁻⁶°; the closest in time of those that match (a receiver standing still
                 // reports one position for many seconds).

@@ -4,7 +4,7 @@ import Testing
 
 @Suite struct ReadingInputTests {
     @Test(arguments: [
-        ("a.ndjson", ReadingFormat.ndjson), ("a.jsonl", .ndjson), ("a.JSON", .ndjson), ("dir.d/a.csv", .csv),
+        ("a.ndjson", ReadingFormat.ndjson), ("a.jsonl", .ndjson), ("a.NDJSON", .ndjson), ("dir.d/a.csv", .csv),
         ("a.gpx", .gpx),
     ])
     func formatFromExtension(_ path: String, _ format: ReadingFormat) {
@@ -24,6 +24,12 @@ import Testing
         #expect((try? ReadingInput.open(path: other.path)) is NDJSONDecoder)
         let d = try? ReadingInput.open(path: other.path, format: .csv)
         #expect(d is CSVDecoder)
+        // `.json`: readings or a saved `gpspipe -w` stream, as the content says.
+        #expect(ReadingFormat(pathExtensionOf: "a.json") == nil)
+        let readings = TempFile("{\"t\":1,\"device\":\"a\",\"lat\":1,\"lon\":2}\n", name: "r.json")
+        #expect((try? ReadingInput.open(path: readings.path)) is NDJSONDecoder)
+        let reports = TempFile(#"{"class":"VERSION","release":"3.22"}"# + "\n", name: "gpspipe.json")
+        #expect((try? ReadingInput.open(path: reports.path)) is GPSDDecoder)
     }
 
     @Test func missingFile() {

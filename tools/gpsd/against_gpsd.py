@@ -4,15 +4,15 @@
     python3 tools/gpsd/against_gpsd.py [--binary .build/release/geotrigger] [--logs DIR] [--markdown]
 
 For each NAME.log: `geotrigger convert --device x NAME.log` (NMEA, told by its content), and the
-TPV reports of NAME.log.chk with mode >= 2 and a position. A gpsd fix (one per time: gpsd repeats a
-cycle's report as its sentences come) is found when a converted fix has its time of day to 1 s
+TPV reports of NAME.log.chk with mode >= 2 and a position. A gpsd fix (a run of reports with
+one time: gpsd repeats a cycle's report as its sentences come, and a log may go back in time) is found when a converted fix has its time of day to 1 s
 (gpsd moves some receivers' dates by 1024 weeks) and its position to 2e-6 degrees, the closest in
 time first. A converted fix is extra when no gpsd report, timed or not, has its position.
 """
 import argparse, json, os, subprocess, sys
 
 def tpvs(path):
-    timed, positions = {}, []
+    timed, positions = [], []
     for raw in open(path, 'rb'):
         if not raw.startswith(b'{'):
             continue
@@ -25,8 +25,13 @@ def tpvs(path):
         positions.append((o['lat'], o['lon']))
         t = o.get('time')
         if t:
-            tod = int(t[11:13]) * 3600 + int(t[14:16]) * 60 + float(t[17:-1])
-            timed.setdefault(round(tod, 3), []).append((o['lat'], o['lon']))
+            # A fix per run of reports with one time (gpsd repeats a cycle's report as its
+            # sentences come): a log going back in time (captures spliced) meets a time again,
+            # and that is another fix.
+            tod = round(int(t[11:13]) * 3600 + int(t[14:16]) * 60 + float(t[17:-1]), 3)
+            if not timed or timed[-1][0] != tod:
+                timed.append((tod, []))
+            timed[-1][1].append((o['lat'], o['lon']))
     return timed, positions
 
 def converted(binary, path):
@@ -57,12 +62,12 @@ def main():
         mine = converted(args.binary, os.path.join(args.logs, name))
         timed, positions = tpvs(os.path.join(args.logs, name + '.chk'))
         used, found = set(), 0
-        for t in sorted(timed):
+        for t, reported in timed:
             def dt(k):
                 d = abs(mine[k][0] - t) % 86400
                 return min(d, 86400 - d)
             ks = [k for k in range(len(mine)) if k not in used and dt(k) <= 1
-                  and any(near(mine[k][1:], c) for c in timed[t])]
+                  and any(near(mine[k][1:], c) for c in reported)]
             if ks:
                 used.add(min(ks, key=dt))
                 found += 1
