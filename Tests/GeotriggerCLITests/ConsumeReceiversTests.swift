@@ -61,7 +61,8 @@ struct ConsumeReceiversTests {
 
     /// A log's lines, as bytes (some logs hold binary vendor packets), without their newlines.
     static func lines(of url: URL) throws -> [Data] {
-        let data = try Data(contentsOf: url)
+        // Read as the harness reads files (Data(contentsOf:) leaks on an empty one).
+        let data = try CLI.contents(of: url)
         return data.split(separator: 0x0A, omittingEmptySubsequences: false).map { Data($0) }
     }
 
@@ -131,7 +132,7 @@ struct ConsumeReceiversTests {
     /// `replay`'s rejections by reason, from its `--rejects` file.
     static func replayRejects(_ url: URL) throws -> [String: Int] {
         var out: [String: Int] = [:]
-        for line in try Data(contentsOf: url).split(separator: 0x0A) {
+        for line in try CLI.contents(of: url).split(separator: 0x0A) {
             let fields = line.split(separator: UInt8(ascii: "\t"), maxSplits: 2, omittingEmptySubsequences: false)
             out[String(decoding: fields[1], as: UTF8.self), default: 0] += 1
         }
