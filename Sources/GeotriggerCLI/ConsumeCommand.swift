@@ -22,6 +22,14 @@ struct ConsumeCommand: ParsableCommand {
             is produced: delivery is at least once, so drop repeats by id. Bad records are \
             rejected as replay rejects them and written, with their reason, to GROUP-rejects.
 
+            --format nmea: a message holds one or more NMEA 0183 lines of the receiver its \
+            key names (a log sent line by line, kcat -P -K: or one message per line). Each \
+            device's sentences make cycles as replay --device KEY makes them of a file: a \
+            cycle's fix comes out when that device's next cycle begins (about one cycle \
+            late), and at the end (--exit-when-idle). --format gpsd: a message is a gpsd \
+            report (a line of gpspipe -w); its device is the key, else the report's \
+            "device". A device's open cycle travels with the partition's snapshot.
+
             A partition's state is written to GROUP-state every --checkpoint-every records \
             and when the partition is taken away; its input offset is committed only after \
             that, with the snapshot's place in the commit's metadata. A process given the \
@@ -37,6 +45,8 @@ struct ConsumeCommand: ParsableCommand {
                 --topic readings --group g1 --events-topic events --exit-when-idle 30
               # feed and read the topics by hand (kcat: Debian package kcat)
               kcat -P -b 127.0.0.1:PORT -t readings -K '|' < keyed-readings.txt
+              # a receiver's NMEA log, line by line, keyed by its name (--format nmea)
+              sed 's/^/van-7:/' receiver.log | kcat -P -b 127.0.0.1:PORT -t nmea -K:
               kcat -C -b 127.0.0.1:PORT -t events -e
 
             SIGINT or SIGTERM: every partition's snapshot is written and committed, the \
@@ -56,6 +66,9 @@ struct ConsumeCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("Topic IN: readings, one NDJSON record per message, keyed by device id.", valueName: "IN"))
     var topic: String
+
+    @Option(help: ArgumentHelp("What a message of IN holds: an NDJSON record, or the NMEA 0183 lines or gpsd reports (gpspipe -w lines) of the receiver its key names.", valueName: "ndjson|nmea|gpsd"))
+    var format: ReadingFormat = .ndjson
 
     @Option(help: ArgumentHelp("Consumer group: processes with the same group share IN's partitions. Snapshots go to GROUP-state, bad records to GROUP-rejects.", valueName: "GROUP"))
     var group: String
@@ -80,6 +93,9 @@ struct ConsumeCommand: ParsableCommand {
         if let exitWhenIdle, !(exitWhenIdle > 0 && exitWhenIdle.isFinite) {
             throw ValidationError("--exit-when-idle must be a positive number of seconds")
         }
+        if !Consume.formats.contains(format) {
+            throw ValidationError("--format takes ndjson, nmea or gpsd (a message is a record or lines, not a file), not \(format.rawValue)")
+        }
         if checkpointEvery < 1 { throw ValidationError("--checkpoint-every must be a positive number of records") }
         for setting in kafkaConfig where !setting.contains("=") || setting.hasPrefix("=") {
             throw ValidationError("--kafka-config takes KEY=VALUE, not \"\(setting)\"")
@@ -92,6 +108,7 @@ struct ConsumeCommand: ParsableCommand {
     func run() throws {
         var config = ConsumeConfiguration(engine: engine.configuration(), brokers: brokers, topic: topic, group: group,
                                           eventsTopic: eventsTopic)
+        config.format = format
         config.exitWhenIdle = exitWhenIdle
         config.checkpointEvery = checkpointEvery
         config.kafkaSettings = kafkaConfig.map { s in

@@ -20,6 +20,9 @@ public struct ConsumeConfiguration: Sendable {
     public var brokers: String
     /// Topic IN: readings, one NDJSON record per message, keyed by device.
     public var topic: String
+    /// What a message of IN holds: an NDJSON record (SPEC §8), or (an extension) NMEA 0183
+    /// lines or gpsd reports of the receiver its key names (`ReceiverMessages`).
+    public var format: ReadingFormat = .ndjson
     public var group: String
     /// Topic OUT: events, keyed by device, each with its `"id"`.
     public var eventsTopic: String
@@ -171,6 +174,10 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     private var producer: KafkaProducer!
     private var state: StateTopic!
     private let decoder: NDJSONDecoder
+    /// `--format`'s receivers (nmea, gpsd), or nil for NDJSON.
+    private let receiverKind: ReceiverMessages.Kind?
+    /// The formats a message of IN may hold.
+    public static let formats: [ReadingFormat] = [.ndjson, .nmea, .gpsd]
 
     /// The engines of the partitions held now, by partition number.
     @exclusivity(unchecked) private var partitions: [Int32: PartitionEngine] = [:] {
@@ -194,6 +201,11 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
         self.configuration = configuration
         self.diagnostics = diagnostics
         decoder = NDJSONDecoder(recordsNamed: configuration.topic)
+        switch configuration.format {
+        case .nmea: receiverKind = .nmea
+        case .gpsd: receiverKind = .gpsd
+        default: receiverKind = nil
+        }
     }
 
     /// The settings every client of this process gets, then the user's (`--kafka-config`).
@@ -210,7 +222,12 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
             // the partition's), and every partition shares the id table made here.
             let setup = try RunSetup(c.engine, keepingRegions: true)
             (regions, template, ids, requests) = (setup.regions, setup.index, setup.ids, setup.requests)
-            identity = try RunIdentity(engine: c.engine, inputs: ["kafka:" + c.topic])
+            guard Self.formats.contains(c.format) else {
+                throw ReplayError.usage("consume reads --format ndjson, nmea or gpsd, not \(c.format.rawValue)")
+            }
+            // NDJSON's as it always was, so that snapshots taken before --format still load.
+            identity = try RunIdentity(engine: c.engine, inputs: ["kafka:" + c.topic],
+                                       format: c.format == .ndjson ? nil : c.format)
         } catch let e as ReplayError {
             throw .replay(e)
         } catch let e as RegionFileError {
@@ -358,6 +375,10 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     /// one when a region record moved the partition to an index of its own).
     @inline(__always)
     private func apply(_ m: KafkaMessageView, to p: PartitionEngine) throws(ConsumeError) -> PartitionEngine {
+        if let receivers = p.receivers {
+            try apply(m, receivers: receivers, to: p)
+            return p
+        }
         switch decoder.decode(record: ByteView(unsafe: m.value)) {
         case .end:
             // A blank message: skipped, as a blank line is.
@@ -377,6 +398,42 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
             return p
         }
         return p
+    }
+
+    /// A message of NMEA lines or gpsd reports (`--format nmea|gpsd`): the readings it makes
+    /// (an NMEA cycle's fix comes with a later message of its device, the one that ends the
+    /// cycle) are applied as of this message, so their events' ids carry its offset.
+    private func apply(_ m: KafkaMessageView, receivers: ReceiverMessages, to p: PartitionEngine) throws(ConsumeError) {
+        p.received(offset: m.offset)
+        let key = ByteView(unsafe: m.key)
+        try receivers.decode(key: key, value: ByteView(unsafe: m.value), offset: m.offset) { step throws(ConsumeError) in
+            try take(step, of: receivers, to: p, at: m.offset, partition: m.partition, key: key)
+        }
+    }
+
+    /// One reading or rejection of a receiver message (or of the cycles ended at the end).
+    @inline(__always)
+    private func take(_ step: ReceiverMessages.Step, of receivers: ReceiverMessages, to p: PartitionEngine, at offset: Int64,
+                      partition: Int32, key: ByteView) throws(ConsumeError) {
+        switch step {
+        case .rejected(let reason, let lineOffset):
+            try reject(reason, detail: nil, partition: partition, offset: lineOffset, key: key, record: receivers.rejectedLine)
+        case .reading(let lineOffset):
+            let r = receivers.current
+            if let (reason, detail) = p.applyDecoded(r, offset: offset) {
+                try reject(reason, detail: detail, partition: partition, offset: lineOffset, key: r.device, record: r.line)
+            }
+        }
+    }
+
+    /// The end of the input (`--exit-when-idle`): every device's open NMEA cycle ends, as at the
+    /// end of a file, and its fix is applied after the partition's last record.
+    private func finishReceivers(of p: PartitionEngine) throws(ConsumeError) {
+        guard let receivers = p.receivers else { return }
+        let offset = p.offsetAfterLastRecord
+        try receivers.finish { step throws(ConsumeError) in
+            try take(step, of: receivers, to: p, at: offset, partition: p.partition, key: receivers.finishedDevice)
+        }
     }
 
     /// A bad record: to the reject sink, which counts it, reports it on stderr (the first few)
@@ -473,6 +530,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     /// every partition that changed since its last; true when nothing is left uncommitted.
     private func settle() throws(ConsumeError) -> Bool {
         for p in partitions.values.sorted(by: { $0.partition < $1.partition }) {
+            try finishReceivers(of: p)
             if let until = c.engine.until {
                 p.advance(to: until)
                 try produceEvents(of: p)
@@ -543,6 +601,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
     private func drop(_ p: PartitionEngine) {
         p.applier.flush()
         tally.replay.add(p.applier.counts)
+        if let receivers = p.receivers { tally.replay.passedOver.merge(receivers.passedOver, uniquingKeysWith: +) }
         tally.replay.events = zip(tally.replay.events, p.writer.counts).map(+)
         tally.replay.deliveries = zip(tally.replay.deliveries, p.writer.deliveryCounts).map(+)
     }
@@ -624,7 +683,8 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
             let index = privateIndex
                 ? try RegionIndex(regions: regions, hysteresis: c.engine.hysteresis, tree: c.engine.tree, order: .spatial)
                 : template!
-            return try PartitionEngine(partition: partition, index: index, ids: ids, requests: requests, configuration: c.engine)
+            return try PartitionEngine(partition: partition, index: index, ids: ids, requests: requests, configuration: c.engine,
+                                       receivers: receiverKind)
         } catch {
             throw .kafka("\(c.topic)[\(partition)]: cannot build its engine: \(error)")
         }

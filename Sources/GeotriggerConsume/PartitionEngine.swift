@@ -21,6 +21,9 @@ package final class PartitionEngine {
     let writer: EventWriter
     /// The events of the records applied since they were last handed on, formatted, one per line.
     private let formatted = RecordBuffer(memory: ())
+    /// `--format nmea|gpsd`: the partition's devices' receiver state (an NMEA device's open
+    /// cycle, a gpsd device's last report), which the snapshot carries; nil for NDJSON.
+    package let receivers: ReceiverMessages?
 
     /// The offset of the next record to read: every record before it has been applied.
     @exclusivity(unchecked) package var nextOffset: Int64 = 0
@@ -54,8 +57,9 @@ package final class PartitionEngine {
     @exclusivity(unchecked) private var entries: [KeyedRecord] = []
 
     package init(partition: Int32, index: RegionIndex, ids: IDSlots, requests: [NotificationRequest],
-         configuration c: EngineConfiguration) throws {
+         configuration c: EngineConfiguration, receivers: ReceiverMessages.Kind? = nil) throws {
         self.partition = partition
+        self.receivers = receivers.map { ReceiverMessages(kind: $0) }
         engine = try Engine(index: index, options: c.monitor, beaconOptions: c.beacons, requests: requests)
         writer = EventWriter(output: formatted, devices: engine.devices, regions: index.regions, ids: ids,
                              echoProperties: c.echoProperties)
@@ -73,8 +77,15 @@ package final class PartitionEngine {
     /// it is rejected. Its events wait in `formatted` until `takeEvents`.
     @inline(__always)
     package func apply(_ r: Reading, offset: Int64) -> (RejectReason, String?)? {
-        currentOffset = offset
         sinceSnapshot += 1
+        return applyDecoded(r, offset: offset)
+    }
+
+    /// `apply`, for one of the readings a receiver message made (the message was counted by
+    /// `received`).
+    @inline(__always)
+    package func applyDecoded(_ r: Reading, offset: Int64) -> (RejectReason, String?)? {
+        currentOffset = offset
         changed = true
         switch applier.apply(r) {
         case .batched(let d):
@@ -87,6 +98,19 @@ package final class PartitionEngine {
             return (reason, detail)
         }
     }
+
+    /// A receiver message (`--format nmea|gpsd`) about to be decoded: it counts as read, and its
+    /// devices' open state changes whether or not it makes a reading.
+    @inline(__always)
+    package func received(offset: Int64) {
+        currentOffset = offset
+        sinceSnapshot += 1
+        changed = true
+    }
+
+    /// The offset events take when no record is being read (`--until`, the receivers' last
+    /// cycles at the end): the last record read's, after its own events.
+    package var offsetAfterLastRecord: Int64 { max(lastTag.offset, nextOffset - 1) }
 
     /// A record that could not be decoded: it counts as read (its offset is passed).
     package func skip(offset: Int64) {
@@ -106,7 +130,7 @@ package final class PartitionEngine {
     package func advance(to t: Double) {
         applier.flush()
         guard t > engine.clock || engine.clock.isNaN else { return }
-        currentOffset = max(lastTag.offset, nextOffset - 1)
+        currentOffset = offsetAfterLastRecord
         engine.advance(to: t)
         applier.resume()
         changed = true
@@ -166,6 +190,8 @@ package final class PartitionEngine {
         w.zigzag(lastTag.offset)
         w.i32(lastTag.index)
         engine.writeSnapshot(to: &w)
+        // After the engine's state, so an NDJSON partition's snapshot is what it always was.
+        receivers?.writeSnapshot(to: &w)
         return w.bytes
     }
 
@@ -212,6 +238,8 @@ package final class PartitionEngine {
                 throw SnapshotError("the header's region-changes flag does not match the engine's state")
             }
             try engine.restoreSnapshot(from: &r)
+            // The format is in the identity (a snapshot of another format was refused above).
+            try receivers?.restoreSnapshot(from: &r)
             guard r.isAtEnd else { throw SnapshotError("bytes after the engine's state") }
         } catch let e as ConsumeError {
             throw e

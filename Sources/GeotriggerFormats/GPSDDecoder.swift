@@ -80,6 +80,60 @@ public final class GPSDDecoder: ReadingDecoder {
 
     /// What one line is: a TPV fix (in `reading`), a rejection, or a report passed over.
     private func report(_ p: PaddedBytes) -> Report {
+        switch Self.parse(p, scratch: &scratch) {
+        case .blank: return .blank
+        case .passedOver(let kind): return .passedOver(kind)
+        case .rejected(let reason): return .rejected(reason)
+        case .fix(let fix):
+            let name = fallback.given ? fallback.bytes : fix.device ?? fallback.bytes
+            guard InputLimits.identifierFits(byteCount: name.count) else { return .rejected(.idTooLong) }
+            // gpsd's exact repeat of the report before.
+            if fix.t == last.t && fix.latitude == last.latitude && fix.longitude == last.longitude
+                && name.elementsEqual(lastDevice) {
+                return .passedOver("TPV repeat")
+            }
+            last = (fix.t, fix.latitude, fix.longitude)
+            lastDevice.removeAll(keepingCapacity: true)
+            lastDevice.append(contentsOf: name)
+            reading = fix.reading(device: name, line: p.bytes)
+            return .fix
+        }
+    }
+
+    /// A TPV report's fix, before its device is decided and before the repeat check.
+    struct Fix {
+        var t: Double
+        var latitude: Double
+        var longitude: Double
+        /// NaN when the report has none.
+        var accuracy: Double
+        /// The report's `device` (unescaped into the caller's scratch), if it has one.
+        var device: ByteView?
+
+        func reading(device name: ByteView, line: ByteView) -> Reading {
+            var r = Reading()
+            r.kind = .fix
+            r.t = t
+            r.device = name
+            r.latitude = latitude
+            r.longitude = longitude
+            r.accuracy = accuracy
+            r.line = line
+            return r
+        }
+    }
+
+    enum Parsed {
+        case blank
+        case passedOver(String)
+        case rejected(RejectReason)
+        case fix(Fix)
+    }
+
+    /// One gpsd report (a line, without its newline, in a padded buffer): a TPV fix, a rejection,
+    /// or a report passed over. What `GPSDDecoder` and `consume --format gpsd` share; the device
+    /// and the repeat check are the caller's.
+    static func parse(_ p: PaddedBytes, scratch: inout PaddedBuffer) -> Parsed {
         let n = p.count
         var i = JSONScan.skipWhitespace(p, 0, n)
         if i == n { return .blank }
@@ -155,27 +209,10 @@ public final class GPSDDecoder: ReadingDecoder {
         guard abs(latitude) <= 90 else { return .rejected(.latitudeOutOfRange) }
         guard abs(longitude) <= 180 else { return .rejected(.longitudeOutOfRange) }
         guard InputLimits.timeIsWritable(t) else { return .rejected(.timeOutOfRange) }
-        let name = fallback.given ? fallback.bytes : device ?? fallback.bytes
-        guard InputLimits.identifierFits(byteCount: name.count) else { return .rejected(.idTooLong) }
-        // gpsd's exact repeat of the report before.
-        if t == last.t && latitude == last.latitude && longitude == last.longitude && name.elementsEqual(lastDevice) {
-            return .passedOver("TPV repeat")
-        }
-        last = (t, latitude, longitude)
-        lastDevice.removeAll(keepingCapacity: true)
-        lastDevice.append(contentsOf: name)
         var accuracy = eph
         if accuracy.isNaN && !epx.isNaN && !epy.isNaN { accuracy = (epx * epx + epy * epy).squareRoot() }
         if !(accuracy >= 0) || !accuracy.isFinite { accuracy = .nan }
-        reading = Reading()
-        reading.kind = .fix
-        reading.t = t
-        reading.device = name
-        reading.latitude = latitude
-        reading.longitude = longitude
-        reading.accuracy = accuracy
-        reading.line = p.bytes
-        return .fix
+        return .fix(Fix(t: t, latitude: latitude, longitude: longitude, accuracy: accuracy, device: device))
     }
 
     private enum Field { case `class`, device, mode, time, lat, lon, eph, epx, epy, other }

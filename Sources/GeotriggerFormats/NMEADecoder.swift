@@ -12,18 +12,9 @@ import GeotriggerCore
 public final class NMEADecoder: ReadingDecoder {
     public let sourceName: String
     private let reader: LineReader
-    private var cycles = NMEACycles()
+    private var receiver = NMEAReceiver()
     private var reading = Reading()
     private let device: InputDevice
-    /// The line that stands for each cycle (the sentence that gave its position, else its first),
-    /// copied out of the read buffer; two, so the cycle just ended keeps its line while the next
-    /// one's is kept.
-    private var lineA = PaddedBuffer(capacity: 128)
-    private var lineB = PaddedBuffer(capacity: 128)
-    private var inA = true
-    private var cycleLine = ByteView.empty
-    private var cycleLineNumber = 0
-    private var seenCycle = 0
     private var ended = false
 
     public private(set) var rejectedLine = ByteView.empty
@@ -59,7 +50,7 @@ public final class NMEADecoder: ReadingDecoder {
             case .idle:
                 // Nothing more now (a live receiver between bursts): the cycle read so far ends
                 // here, rather than when the next burst begins. Its late sentences are passed over.
-                if let o = cycles.finish() {
+                if let o = receiver.finish() {
                     position = InputPosition(offset: reader.consumed, line: reader.lineNumber + 1)
                     return outcome(o)
                 }
@@ -67,7 +58,7 @@ public final class NMEADecoder: ReadingDecoder {
             case .end:
                 guard !ended else { return .end }
                 ended = true
-                if let o = cycles.finish() {
+                if let o = receiver.finish() {
                     // The last cycle, ended by the input's end: positioned a line past the last,
                     // to be told from a record of the last line (a rejected sentence), which
                     // ends at the same byte.
@@ -83,50 +74,28 @@ public final class NMEADecoder: ReadingDecoder {
                 return .rejected(.lineTooLong)
             case .line(let l):
                 let line = l.bytes
-                switch NMEALine.classify(line) {
-                case .blank:
+                switch receiver.read(line, place: Int64(reader.lineNumber)) {
+                case .blank, .taken:
                     continue
-                case .comment:
-                    pass("comment")
-                case .noise:
-                    pass("not a sentence")
-                case .otherSentence(let type):
-                    pass(type)
+                case .passedOver(let kind):
+                    pass(kind)
                 case .badChecksum:
                     lineNumber = reader.lineNumber
                     position = InputPosition(offset: reader.consumed, line: reader.lineNumber)
                     rejectedLine = line
                     return .rejected(.badChecksum)
-                case .fixSentence(let type, let fields):
-                    let o = cycles.take(type, fields)
-                    // The cycle that ended keeps its line; this sentence's begins the next.
-                    let previous = (cycleLine, cycleLineNumber)
-                    if cycles.cycleNumber != seenCycle {
-                        seenCycle = cycles.cycleNumber
-                        inA.toggle()
-                        keep(line)
-                    } else if cycles.tookPosition {
-                        keep(line)
-                    }
-                    if let o {
-                        // After this sentence, which began the next cycle: a run resumed here has
-                        // read it (`resume`), as this one has.
-                        position = InputPosition(offset: reader.consumed, line: reader.lineNumber)
-                        return outcome(o, line: previous.0, number: previous.1)
-                    }
+                case .ended(let o, let cycleLine, let number):
+                    // After this sentence, which began the next cycle: a run resumed here has
+                    // read it (`resume`), as this one has.
+                    position = InputPosition(offset: reader.consumed, line: reader.lineNumber)
+                    return outcome(o, line: cycleLine, number: Int(number))
                 }
             }
         }
     }
 
-    /// `line` as the one the current cycle is reported at.
-    private func keep(_ line: ByteView) {
-        cycleLine = inA ? lineA.hold(line).bytes : lineB.hold(line).bytes
-        cycleLineNumber = reader.lineNumber
-    }
-
     private func outcome(_ o: NMEACycles.Outcome) -> DecodeStep {
-        outcome(o, line: cycleLine, number: cycleLineNumber)
+        outcome(o, line: receiver.line, number: Int(receiver.place))
     }
 
     private func outcome(_ o: NMEACycles.Outcome, line: ByteView, number: Int) -> DecodeStep {

@@ -1,4 +1,5 @@
 import GeotriggerCore
+import GeotriggerRuntime
 
 /// NMEA 0183 as GPS receivers write it (SPEC §3, "Real receivers"): what a line is, the fields of
 /// a sentence, and the sentences of one receiver cycle made into one fix (`NMEACycles`).
@@ -366,5 +367,136 @@ struct NMEACycles {
         let year = y >= 80 ? 1900 + y : 2000 + y
         guard (1...12).contains(m), (1...RFC3339.daysInMonth(year: year, month: m)).contains(d) else { return nil }
         return RFC3339.daysFromCivil(year: year, month: m, day: d)
+    }
+}
+
+extension NMEACycles {
+    /// The state between two sentences (a receiver's date and the cycle being read), for a
+    /// partition snapshot of `consume --format nmea`: a cycle open at the snapshot goes on where
+    /// the snapshot is restored.
+    func writeSnapshot(to w: inout SnapshotWriter) {
+        w.tag("nmea-cycles")
+        w.optional(day) { w, d in w.zigzag(Int64(d)) }
+        w.optional(timeOfDay) { w, t in w.f64(t) }
+        w.f64(latitude)
+        w.f64(longitude)
+        w.f64(fixTime)
+        w.u8(UInt8(source))
+        w.f64(hdop)
+        w.bool(sawVoid)
+        w.bool(finished)
+        w.zigzag(Int64(cycleNumber))
+        w.bool(tookPosition)
+    }
+
+    static func readSnapshot(from r: inout SnapshotReader) throws(SnapshotError) -> NMEACycles {
+        try r.expect("nmea-cycles")
+        var c = NMEACycles()
+        c.day = try r.optional { r throws(SnapshotError) in Int(try r.zigzag()) }
+        c.timeOfDay = try r.optional { r throws(SnapshotError) in try r.f64() }
+        c.latitude = try r.f64()
+        c.longitude = try r.f64()
+        c.fixTime = try r.f64()
+        c.source = Int(try r.u8())
+        guard (1...4).contains(c.source) else { throw SnapshotError("an NMEA cycle's position source \(c.source)") }
+        c.hdop = try r.f64()
+        c.sawVoid = try r.bool()
+        c.finished = try r.bool()
+        c.cycleNumber = Int(try r.zigzag())
+        c.tookPosition = try r.bool()
+        if let d = c.day, abs(d) > 4_000_000 { throw SnapshotError("an NMEA date \(d) days from 1970") }
+        return c
+    }
+}
+
+/// One receiver's lines made into fixes: each line classified (`NMEALine`), its checked RMC,
+/// GGA, GLL and ZDA sentences taken into cycles (`NMEACycles`), and the line that stands for each
+/// cycle (the sentence that gave its position, else its first) kept with its place (a line
+/// number, a message offset: the caller's). What `NMEADecoder` does for a file, and
+/// `ReceiverMessages` for each device of a Kafka partition.
+struct NMEAReceiver: ~Copyable {
+    /// What one line was.
+    enum Line {
+        /// Blank: nothing to count.
+        case blank
+        /// Passed over, counted by this kind: a sentence's type, `comment`, `not a sentence`.
+        case passedOver(String)
+        /// A fix sentence whose checksum does not match.
+        case badChecksum
+        /// A fix sentence that did not end a cycle.
+        case taken
+        /// A fix sentence that began a new cycle: the outcome of the one it ended, which `line`
+        /// (at `place`) stands for.
+        case ended(NMEACycles.Outcome, line: ByteView, place: Int64)
+    }
+
+    private(set) var cycles = NMEACycles()
+    private var seenCycle = 0
+    /// Two buffers, so the cycle that just ended keeps its line while the next one's is kept.
+    private var lineA = PaddedBuffer(capacity: 128)
+    private var lineB = PaddedBuffer(capacity: 128)
+    private var inA = true
+    /// The line standing for the cycle being read, and its place.
+    private(set) var line = ByteView.empty
+    private(set) var place: Int64 = -1
+
+    init() {}
+
+    /// Reads one line (without its line end), found at `place`.
+    mutating func read(_ text: ByteView, place: Int64) -> Line {
+        switch NMEALine.classify(text) {
+        case .blank:
+            return .blank
+        case .comment:
+            return .passedOver("comment")
+        case .noise:
+            return .passedOver("not a sentence")
+        case .otherSentence(let type):
+            return .passedOver(type)
+        case .badChecksum:
+            return .badChecksum
+        case .fixSentence(let type, let fields):
+            let o = cycles.take(type, fields)
+            // The cycle that ended keeps its line; this sentence's begins the next.
+            let previous = (line, self.place)
+            if cycles.cycleNumber != seenCycle {
+                seenCycle = cycles.cycleNumber
+                inA.toggle()
+                keep(text, place: place)
+            } else if cycles.tookPosition {
+                keep(text, place: place)
+            }
+            guard let o else { return .taken }
+            return .ended(o, line: previous.0, place: previous.1)
+        }
+    }
+
+    /// Ends the cycle being read (`NMEACycles.finish`): its outcome, if it has one; `line` and
+    /// `place` stand for it.
+    mutating func finish() -> NMEACycles.Outcome? { cycles.finish() }
+
+    private mutating func keep(_ text: ByteView, place: Int64) {
+        line = inA ? lineA.hold(text).bytes : lineB.hold(text).bytes
+        self.place = place
+    }
+
+    /// The state between two lines (the cycles, and the line standing for the open cycle), for a
+    /// partition snapshot of `consume --format nmea`.
+    func writeSnapshot(to w: inout SnapshotWriter) {
+        cycles.writeSnapshot(to: &w)
+        w.zigzag(Int64(seenCycle))
+        w.raw(line)
+        w.zigzag(place)
+    }
+
+    /// Restores `writeSnapshot`'s state into this new receiver.
+    mutating func restoreSnapshot(from r: inout SnapshotReader) throws(SnapshotError) {
+        cycles = try NMEACycles.readSnapshot(from: &r)
+        seenCycle = Int(try r.zigzag())
+        let text = try r.raw()
+        // Held in lineA: the next cycle's line goes to lineB.
+        inA = true
+        let place = try r.zigzag()
+        text.withUnsafeBytes { keep(ByteView(unsafe: $0), place: place) }
     }
 }

@@ -1,5 +1,6 @@
 import GeotriggerCore
 import GeotriggerFormats
+import GeotriggerRuntime
 
 /// The readings decoders (SPEC §2): NDJSON, CSV and GPX, as `replay` reads them from a file or
 /// standard input, and NDJSON as `consume` reads a Kafka message.
@@ -33,6 +34,13 @@ enum ReadingsTargets {
             about: "gpsd's JSON reports: a roomy buffer and a one-line buffer decide every line the same; every "
                 + "fix is valid; a resumed decoder reads on the same",
             check: { gpsd($0) }),
+        FuzzTarget(
+            name: "kafka-receiver-messages",
+            about: "consume --format nmea|gpsd (first byte: even NMEA, odd gpsd; then messages split at 0x1E, "
+                + "key before a 0x1F): each device's readings and rejections are those of the file decoder with "
+                + "--device KEY on that device's messages one after another; every reading is valid; a partition "
+                + "snapshot taken halfway and restored reads on the same and encodes again to the same bytes",
+            check: { kafkaReceivers($0) }),
     ]
 
     /// Lines longer than this are rejected in every way of decoding here, so over-long lines are
@@ -186,6 +194,120 @@ enum ReadingsTargets {
             GPSDDecoder(fd: fd, sourceName: "gpsd.log", bufferSize: Self.roomy, maxLineLength: maxLine)
         }
         return findings.problems
+    }
+
+    // MARK: consume --format nmea|gpsd
+
+    static let receiversFile = ScratchFile(name: "receivers")
+
+    static func kafkaReceivers(_ bytes: UnsafeRawBufferPointer) -> [String] {
+        var findings = Findings()
+        guard let first = bytes.first else { return [] }
+        let kind: ReceiverMessages.Kind = first & 1 == 0 ? .nmea : .gpsd
+        var messages: [(key: [UInt8], value: [UInt8])] = []
+        for m in bytes.dropFirst().split(separator: 0x1E, omittingEmptySubsequences: false) {
+            if let k = m.firstIndex(of: 0x1F) {
+                messages.append((Array(m[..<k]), Array(m[(k + 1)...])))
+            } else {
+                messages.append(([], Array(m)))
+            }
+        }
+        // Lines never too long here (the file decoders count a CR in a line's length, messages not).
+        let longest = 1 << 13
+        /// Each step with its message's key (a cycle `finish` ended: its device's): "reading …" or
+        /// "rejected(reason)".
+        func run(_ r: ReceiverMessages, _ range: Range<Int>, finishing: Bool) -> [(device: [UInt8], step: String)] {
+            var out: [(device: [UInt8], step: String)] = []
+            func record(_ step: ReceiverMessages.Step, _ device: [UInt8]) {
+                switch step {
+                case .reading:
+                    let c = r.current
+                    if let problem = problem(kind: c.kind, t: c.t, device: c.device.count, latitude: c.latitude,
+                                             longitude: c.longitude, accuracy: c.accuracy, rssi: c.rssi, op: c.op) {
+                        findings.add("an invalid reading passed: \(problem)")
+                    }
+                    out.append((device, "reading " + describe(c.kind, t: c.t, device: Array(c.device),
+                        latitude: c.latitude, longitude: c.longitude, accuracy: c.accuracy, beacon: c.beacon,
+                        rssi: c.rssi, tx: c.tx, op: c.op)))
+                case .rejected(let reason, _):
+                    out.append((device, "rejected(\(reason.rawValue))"))
+                }
+            }
+            for k in range {
+                let (key, value) = messages[k]
+                key.withUnsafeBytes { kb in
+                    value.withUnsafeBytes { vb in
+                        r.decode(key: ByteView(unsafe: kb), value: ByteView(unsafe: vb), offset: Int64(k)) { record($0, key) }
+                    }
+                }
+            }
+            if finishing { r.finish { record($0, Array(r.finishedDevice)) } }
+            return out
+        }
+        let whole = ReceiverMessages(kind: kind, maxLineLength: longest)
+        let steps = run(whole, 0..<messages.count, finishing: true)
+
+        // Halfway, through a snapshot.
+        let half = messages.count / 2
+        let a = ReceiverMessages(kind: kind, maxLineLength: longest)
+        let before = run(a, 0..<half, finishing: false)
+        var w = SnapshotWriter()
+        a.writeSnapshot(to: &w)
+        let b = ReceiverMessages(kind: kind, maxLineLength: longest)
+        var r = SnapshotReader(w.bytes)
+        do {
+            try b.restoreSnapshot(from: &r)
+            findings.expect(r.isAtEnd, "bytes left after the receivers' snapshot")
+            var again = SnapshotWriter()
+            b.writeSnapshot(to: &again)
+            findings.expect(again.bytes == w.bytes, "the restored receivers' snapshot encodes to other bytes")
+            let after = run(b, half..<messages.count, finishing: true)
+            let resumed = (before + after).map { "\(quoted($0.device)) \($0.step)" }
+            let straight = steps.map { "\(quoted($0.device)) \($0.step)" }
+            if resumed != straight {
+                let k = firstDifference(resumed, straight)
+                findings.add("resumed at message \(half) from a snapshot, step \(k) differs: "
+                             + "\(resumed.dropFirst(k).first ?? "none") vs \(straight.dropFirst(k).first ?? "none")")
+            }
+        } catch {
+            findings.add("the receivers' own snapshot cannot be restored: \(error)")
+        }
+
+        // Each keyed device against the file decoder given that device (`replay --device KEY`).
+        var keys: [[UInt8]] = []
+        // A keyless gpsd report names its device in the report, whose previous fix it then is
+        // (the repeat check): with one, the keyed devices are not each a file's alone.
+        let keyless = kind == .gpsd && messages.contains { $0.key.isEmpty && !$0.value.isEmpty }
+        for m in messages where !keyless && !m.key.isEmpty && m.key.count <= InputLimits.identifierBytes && !keys.contains(m.key) {
+            keys.append(m.key)
+        }
+        for key in keys.prefix(4) {
+            // A newline first: a file's byte order mark is the file decoder's to skip, not a message's.
+            var file: [UInt8] = [0x0A]
+            for m in messages where m.key == key { file += m.value + [0x0A] }
+            let name = String(decoding: key, as: UTF8.self)
+            // A key that is not UTF-8 cannot be a --device (a String); those are left out.
+            guard Array(name.utf8) == key else { continue }
+            let expected = file.withUnsafeBytes { fb in
+                receiversFile.withDescriptor(fb) { fd -> [String] in
+                    let d: any ReadingDecoder = kind == .nmea
+                        ? NMEADecoder(fd: fd, sourceName: "r.log", device: name, bufferSize: Self.roomy, maxLineLength: longest)
+                        : GPSDDecoder(fd: fd, sourceName: "r.log", device: name, bufferSize: Self.roomy, maxLineLength: longest)
+                    return drain(d, lane: false).map { $0.kind == "reading" ? "reading " + $0.reading : $0.kind }
+                }
+            }
+            let got = steps.filter { $0.device == key }.map(\.step)
+            if got != expected {
+                let k = firstDifference(got, expected)
+                findings.add("device `\(quoted(key))`: step \(k) is \(got.dropFirst(k).first ?? "none"), "
+                             + "the file decoder's \(expected.dropFirst(k).first ?? "none")")
+            }
+        }
+        return findings.problems
+    }
+
+    static func firstDifference(_ a: [String], _ b: [String]) -> Int {
+        (0..<min(a.count, b.count)).first { a[$0] != b[$0] } ?? min(a.count, b.count)
     }
 
     // MARK: What every decoder keeps
