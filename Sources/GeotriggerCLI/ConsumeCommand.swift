@@ -68,7 +68,7 @@ struct ConsumeCommand: ParsableCommand {
     var topic: String
 
     @Option(help: ArgumentHelp("What a message of IN holds: an NDJSON record, or the NMEA 0183 lines or gpsd reports (gpspipe -w lines) of the receiver its key names.", valueName: "ndjson|nmea|gpsd"))
-    var format: ReadingFormat = .ndjson
+    var format = MessageFormat(.ndjson)
 
     @Option(help: ArgumentHelp("Consumer group: processes with the same group share IN's partitions. Snapshots go to GROUP-state, bad records to GROUP-rejects.", valueName: "GROUP"))
     var group: String
@@ -93,9 +93,6 @@ struct ConsumeCommand: ParsableCommand {
         if let exitWhenIdle, !(exitWhenIdle > 0 && exitWhenIdle.isFinite) {
             throw ValidationError("--exit-when-idle must be a positive number of seconds")
         }
-        if !Consume.formats.contains(format) {
-            throw ValidationError("--format takes ndjson, nmea or gpsd (a message is a record or lines, not a file), not \(format.rawValue)")
-        }
         if checkpointEvery < 1 { throw ValidationError("--checkpoint-every must be a positive number of records") }
         for setting in kafkaConfig where !setting.contains("=") || setting.hasPrefix("=") {
             throw ValidationError("--kafka-config takes KEY=VALUE, not \"\(setting)\"")
@@ -108,7 +105,7 @@ struct ConsumeCommand: ParsableCommand {
     func run() throws {
         var config = ConsumeConfiguration(engine: engine.configuration(), brokers: brokers, topic: topic, group: group,
                                           eventsTopic: eventsTopic)
-        config.format = format
+        config.format = format.format
         config.exitWhenIdle = exitWhenIdle
         config.checkpointEvery = checkpointEvery
         config.kafkaSettings = kafkaConfig.map { s in
@@ -175,4 +172,20 @@ struct MockKafkaCommand: ParsableCommand {
         while !StopSignals.requested { usleep(100_000) }
         withExtendedLifetime(cluster) {}
     }
+}
+
+/// What a message of IN may hold: `Consume.formats` only (a message is a record or a receiver's
+/// lines, never a whole CSV or GPX file), so `--help` lists just those.
+struct MessageFormat: ExpressibleByArgument {
+    let format: ReadingFormat
+
+    init(_ format: ReadingFormat) { self.format = format }
+
+    init?(argument: String) {
+        guard let f = ReadingFormat(rawValue: argument), Consume.formats.contains(f) else { return nil }
+        format = f
+    }
+
+    var defaultValueDescription: String { format.rawValue }
+    static var allValueStrings: [String] { Consume.formats.map(\.rawValue) }
 }
