@@ -12,14 +12,15 @@ import GeotriggerCore
 public final class NMEADecoder: ReadingDecoder {
     public let sourceName: String
     private let reader: LineReader
-    private var cycles = NMEACycles()
-    private var reading = Reading()
+    // Unchecked: mutated for every line, and only ever from `next()` (no overlapping access).
+    @exclusivity(unchecked) private var cycles = NMEACycles()
+    @exclusivity(unchecked) private var reading = Reading()
     private let device: InputDevice
     /// The line that stands for each cycle (the sentence that gave its position, else its first),
     /// copied out of the read buffer; two, so the cycle just ended keeps its line while the next
     /// one's is kept.
-    private var lineA = PaddedBuffer(capacity: 128)
-    private var lineB = PaddedBuffer(capacity: 128)
+    @exclusivity(unchecked) private var lineA = PaddedBuffer(capacity: 128)
+    @exclusivity(unchecked) private var lineB = PaddedBuffer(capacity: 128)
     private var inA = true
     private var cycleLine = ByteView.empty
     private var cycleLineNumber = 0
@@ -31,7 +32,7 @@ public final class NMEADecoder: ReadingDecoder {
     /// Where the input stands after the last record returned.
     public private(set) var position = InputPosition.start
     /// Lines passed over, by kind: a sentence's type (`GSV`, `PGRME`), `comment`, `not a sentence`.
-    public private(set) var passedOver: [String: Int] = [:]
+    @exclusivity(unchecked) public private(set) var passedOver: [String: Int] = [:]
 
     /// `device`: every fix's device; by default the source's file name without its extension.
     public convenience init(fd: Int32, ownsDescriptor: Bool = false, sourceName: String, device: String? = nil,
