@@ -28,7 +28,7 @@ public final class MergedReadings {
     @exclusivity(unchecked) private var lastSource = 0
     /// Per source, where it stood when its last step was returned: a head read but not yet
     /// returned is read again by a resumed run.
-    private var returned: [InputPosition]
+    @exclusivity(unchecked) private var returned: [InputPosition]
 
     /// The source when there is only one: nothing to merge, so `next` passes its steps through.
     private let single: (any ReadingDecoder)?

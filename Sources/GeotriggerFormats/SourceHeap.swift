@@ -6,68 +6,76 @@
 /// than decoding. The heap finds the earliest in O(1) and moves a source's new head into place in
 /// O(log n). Ordering by the index after the time keeps the scan's rule: ties go to the earlier
 /// input. Times are finite (the decoders reject any other), so the order is total.
+///
+/// A source's new head is usually the latest of all (every device has a fix at second t before
+/// any has one at t + 1), so it sinks to the bottom: `replaceTop` moves the hole at the top down
+/// along the earlier child to a leaf, one comparison a level, and then lets the head rise from
+/// there, which it seldom does (Floyd's way, instead of two comparisons a level).
 struct SourceHeap {
-    /// Source indices, heap-ordered by `(time[i], i)`.
-    private var heap: [Int32] = []
-    /// Per source, the time of its head (meaningful while it is in the heap).
-    private var time: [Double]
+    /// A source and the time of its head, kept together so a comparison reads no other array.
+    private struct Entry {
+        var t: Double
+        var source: Int32
+    }
+
+    /// Heap-ordered by `(t, source)`.
+    private var heap: [Entry] = []
 
     init(sources: Int) {
-        time = Array(repeating: 0, count: sources)
         heap.reserveCapacity(sources)
     }
 
     var isEmpty: Bool { heap.isEmpty }
     /// The source with the earliest head (ties: the lowest index). The heap must not be empty.
-    var top: Int { Int(heap[0]) }
+    var top: Int { Int(heap[0].source) }
 
     @inline(__always)
-    private func before(_ a: Int32, _ b: Int32) -> Bool {
-        let ta = time[Int(a)], tb = time[Int(b)]
-        return ta < tb || (ta == tb && a < b)
+    private static func before(_ a: Entry, _ b: Entry) -> Bool {
+        a.t < b.t || (a.t == b.t && a.source < b.source)
     }
 
     /// Adds `source`, whose head is at `t`.
     mutating func insert(_ source: Int, at t: Double) {
-        time[source] = t
-        heap.append(Int32(source))
-        var k = heap.count - 1
-        let s = heap[k]
-        while k > 0 {
-            let parent = (k - 1) / 2
-            guard before(s, heap[parent]) else { break }
-            heap[k] = heap[parent]
-            k = parent
-        }
-        heap[k] = s
+        heap.append(Entry(t: t, source: Int32(source)))
+        siftUp(Entry(t: t, source: Int32(source)), from: heap.count - 1)
     }
 
-    /// The top source has a new head, at `t`: moves it down into place.
+    /// The top source has a new head, at `t`: moves it into place.
     mutating func replaceTop(at t: Double) {
-        time[Int(heap[0])] = t
-        siftDown()
+        sink(Entry(t: t, source: heap[0].source))
     }
 
     /// Takes the top source out (its input ended).
     mutating func removeTop() {
         let last = heap.removeLast()
         guard !heap.isEmpty else { return }
-        heap[0] = last
-        siftDown()
+        sink(last)
     }
 
-    private mutating func siftDown() {
+    /// Puts `e` in place of the top: the hole goes down along the earlier child to a leaf, then
+    /// `e` rises from there.
+    private mutating func sink(_ e: Entry) {
         let n = heap.count
-        let s = heap[0]
         var k = 0
         while true {
             var child = 2 * k + 1
             if child >= n { break }
-            if child + 1 < n && before(heap[child + 1], heap[child]) { child += 1 }
-            guard before(heap[child], s) else { break }
+            if child + 1 < n && Self.before(heap[child + 1], heap[child]) { child += 1 }
             heap[k] = heap[child]
             k = child
         }
-        heap[k] = s
+        siftUp(e, from: k)
+    }
+
+    /// Puts `e` at `k` or above, moving later entries down.
+    private mutating func siftUp(_ e: Entry, from k: Int) {
+        var k = k
+        while k > 0 {
+            let parent = (k - 1) / 2
+            guard Self.before(e, heap[parent]) else { break }
+            heap[k] = heap[parent]
+            k = parent
+        }
+        heap[k] = e
     }
 }
