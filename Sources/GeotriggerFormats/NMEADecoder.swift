@@ -21,18 +21,19 @@ public final class NMEADecoder: ReadingDecoder {
     /// one's is kept.
     @exclusivity(unchecked) private var lineA = PaddedBuffer(capacity: 128)
     @exclusivity(unchecked) private var lineB = PaddedBuffer(capacity: 128)
-    private var inA = true
-    private var cycleLine = ByteView.empty
-    private var cycleLineNumber = 0
-    private var seenCycle = 0
-    private var ended = false
+    @exclusivity(unchecked) private var inA = true
+    @exclusivity(unchecked) private var cycleLine = ByteView.empty
+    @exclusivity(unchecked) private var cycleLineNumber = 0
+    @exclusivity(unchecked) private var seenCycle = 0
+    @exclusivity(unchecked) private var ended = false
 
-    public private(set) var rejectedLine = ByteView.empty
-    public private(set) var lineNumber = 0
+    @exclusivity(unchecked) public private(set) var rejectedLine = ByteView.empty
+    @exclusivity(unchecked) public private(set) var lineNumber = 0
     /// Where the input stands after the last record returned.
-    public private(set) var position = InputPosition.start
+    @exclusivity(unchecked) public private(set) var position = InputPosition.start
     /// Lines passed over, by kind: a sentence's type (`GSV`, `PGRME`), `comment`, `not a sentence`.
-    @exclusivity(unchecked) public private(set) var passedOver: [String: Int] = [:]
+    public var passedOver: [String: Int] { passed.dictionary }
+    @exclusivity(unchecked) private var passed = PassedOverCounts()
 
     /// `device`: every fix's device; by default the source's file name without its extension.
     public convenience init(fd: Int32, ownsDescriptor: Bool = false, sourceName: String, device: String? = nil,
@@ -154,7 +155,7 @@ public final class NMEADecoder: ReadingDecoder {
     }
 
     private func pass(_ kind: String) {
-        passedOver[kind, default: 0] += 1
+        passed.add(kind)
     }
 
     /// Decodes again up to `position`, returning nothing (the cycles' date, the cycle being read

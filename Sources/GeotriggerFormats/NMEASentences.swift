@@ -169,25 +169,28 @@ struct NMEAFields {
 
     /// The whole part, the fraction's digits as an integer and how many there are.
     static func parts(_ f: ByteView) -> (whole: UInt64, fraction: UInt64, digits: Int)? {
-        guard f.count > 0 && f.count <= 18 else { return nil }
-        var whole: UInt64 = 0, fraction: UInt64 = 0, digits = 0, seenPoint = false, any = false
-        for b in f {
-            if b == UInt8(ascii: ".") {
-                if seenPoint { return nil }
-                seenPoint = true
-            } else if b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") {
-                any = true
-                if seenPoint {
-                    fraction = fraction * 10 + UInt64(b - UInt8(ascii: "0"))
-                    digits += 1
-                } else {
-                    whole = whole * 10 + UInt64(b - UInt8(ascii: "0"))
-                }
-            } else {
-                return nil
-            }
+        let n = f.count
+        guard n > 0 && n <= 18 else { return nil }
+        // Digits, then optionally a point and digits: at most 18 of them, so no overflow.
+        var i = 0, whole: UInt64 = 0
+        while i < n {
+            let d = f[i] &- UInt8(ascii: "0")
+            if d > 9 { break }
+            whole = whole &* 10 &+ UInt64(d)
+            i += 1
         }
-        return any ? (whole, fraction, digits) : nil
+        guard i < n else { return (whole, 0, 0) }
+        guard f[i] == UInt8(ascii: ".") else { return nil }
+        let point = i
+        i += 1
+        var fraction: UInt64 = 0
+        while i < n {
+            let d = f[i] &- UInt8(ascii: "0")
+            guard d <= 9 else { return nil }
+            fraction = fraction &* 10 &+ UInt64(d)
+            i += 1
+        }
+        return n > 1 ? (whole, fraction, n - point - 1) : nil
     }
 
     /// `whole + fraction / 10^digits`, correctly rounded: both integers are exact below 2⁵³
