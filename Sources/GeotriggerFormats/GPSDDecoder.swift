@@ -24,7 +24,8 @@ public final class GPSDDecoder: ReadingDecoder {
     public private(set) var rejectedLine = ByteView.empty
     public private(set) var lineNumber = 0
     public private(set) var position = InputPosition.start
-    public private(set) var passedOver: [String: Int] = [:]
+    public var passedOver: [String: Int] { passed.dictionary }
+    private var passed = PassedOverCounts()
 
     public convenience init(fd: Int32, ownsDescriptor: Bool = false, sourceName: String, device: String? = nil,
                             bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20) {
@@ -63,7 +64,7 @@ public final class GPSDDecoder: ReadingDecoder {
                 rejectedLine = line.bytes
                 switch report(line) {
                 case .blank: continue
-                case .passedOver(let kind): passedOver[kind, default: 0] += 1
+                case .passedOver(let kind): passed.add(kind)
                 case .rejected(let reason): return .rejected(reason)
                 case .fix: return .reading
                 }

@@ -112,7 +112,9 @@ final class LineReader {
             start = 0
         }
         while true {
-            let room = min(capacity - end, LineReader.readChunk)
+            // Within the first chunk's bytes while lines are short, so that a reader touches
+            // no more of its buffer than that (thousands of readers, one per file, stay small).
+            let room = min(capacity - end, end < LineReader.readChunk ? LineReader.readChunk - end : LineReader.readChunk)
             if room == 0 { return .end }
             let got = buffer.read(fd, at: end, count: room)
             if got > 0 {

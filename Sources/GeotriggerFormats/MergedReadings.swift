@@ -18,16 +18,17 @@ public final class MergedReadings {
     }
 
     public let sources: [any ReadingDecoder]
-    /// Per source: true when its `current` holds a reading not yet returned.
-    @exclusivity(unchecked) private var hasHead: [Bool]
-    @exclusivity(unchecked) private var headTime: [Double]
-    @exclusivity(unchecked) private var exhausted: [Bool]
-    /// The source whose reading was returned last; it is advanced on the next call.
-    @exclusivity(unchecked) private var consumed = -1
+    /// The sources whose `current` holds a reading not yet returned, earliest first.
+    @exclusivity(unchecked) private var heads: SourceHeap
+    /// Sources before this one have been asked for their first reading (in input order, before
+    /// any reading is returned).
+    @exclusivity(unchecked) private var polled = 0
+    /// The reading returned last was `heads.top`'s; that source is advanced on the next call.
+    @exclusivity(unchecked) private var consumed = false
     @exclusivity(unchecked) private var lastSource = 0
     /// Per source, where it stood when its last step was returned: a head read but not yet
     /// returned is read again by a resumed run.
-    private var returned: [InputPosition]
+    @exclusivity(unchecked) private var returned: [InputPosition]
 
     /// The source when there is only one: nothing to merge, so `next` passes its steps through.
     private let single: (any ReadingDecoder)?
@@ -36,9 +37,7 @@ public final class MergedReadings {
     public init(_ sources: [any ReadingDecoder]) {
         self.sources = sources
         single = sources.count == 1 ? sources[0] : nil
-        hasHead = Array(repeating: false, count: sources.count)
-        headTime = Array(repeating: 0, count: sources.count)
-        exhausted = Array(repeating: false, count: sources.count)
+        heads = SourceHeap(sources: sources.count)
         returned = Array(repeating: .start, count: sources.count)
     }
 
@@ -52,32 +51,46 @@ public final class MergedReadings {
             }
             return Step(step: step, source: 0)
         }
-        if consumed >= 0 {
-            hasHead[consumed] = false
-            consumed = -1
-        }
-        for i in sources.indices where !hasHead[i] && !exhausted[i] {
+        // Each source's first reading, in input order.
+        while polled < sources.count {
+            let i = polled
             switch sources[i].next() {
             case .reading:
-                hasHead[i] = true
-                headTime[i] = sources[i].current.t
+                heads.insert(i, at: sources[i].current.t)
             case .rejected(let reason):
-                lastSource = i
-                returned[i] = sources[i].position
-                return Step(step: .rejected(reason), source: i)
+                return rejected(reason, from: i)
             case .end:
-                exhausted[i] = true
+                break
             }
+            polled += 1
         }
-        var best = -1
-        for i in sources.indices where hasHead[i] {
-            if best < 0 || headTime[i] < headTime[best] { best = i }
+        // The source of the last reading returned moves on to its next.
+        if consumed {
+            let i = heads.top
+            switch sources[i].next() {
+            case .reading:
+                heads.replaceTop(at: sources[i].current.t)
+            case .rejected(let reason):
+                // Still without a head: asked again on the next call.
+                return rejected(reason, from: i)
+            case .end:
+                heads.removeTop()
+            }
+            consumed = false
         }
-        guard best >= 0 else { return Step(step: .end, source: -1) }
-        consumed = best
+        guard !heads.isEmpty else { return Step(step: .end, source: -1) }
+        let best = heads.top
+        consumed = true
         lastSource = best
         returned[best] = sources[best].position
         return Step(step: .reading, source: best)
+    }
+
+    /// A rejected record of source `i`, passed through as it is read.
+    private func rejected(_ reason: RejectReason, from i: Int) -> Step {
+        lastSource = i
+        returned[i] = sources[i].position
+        return Step(step: .rejected(reason), source: i)
     }
 
     /// The source of the last step (reading or rejected).

@@ -12,17 +12,19 @@ import GeotriggerCore
 public final class NMEADecoder: ReadingDecoder {
     public let sourceName: String
     private let reader: LineReader
-    private var receiver = NMEAReceiver()
-    private var reading = Reading()
+    // Unchecked: mutated for every line, and only ever from `next()` (no overlapping access).
+    @exclusivity(unchecked) private var receiver = NMEAReceiver()
+    @exclusivity(unchecked) private var reading = Reading()
     private let device: InputDevice
-    private var ended = false
+    @exclusivity(unchecked) private var ended = false
 
-    public private(set) var rejectedLine = ByteView.empty
-    public private(set) var lineNumber = 0
+    @exclusivity(unchecked) public private(set) var rejectedLine = ByteView.empty
+    @exclusivity(unchecked) public private(set) var lineNumber = 0
     /// Where the input stands after the last record returned.
-    public private(set) var position = InputPosition.start
+    @exclusivity(unchecked) public private(set) var position = InputPosition.start
     /// Lines passed over, by kind: a sentence's type (`GSV`, `PGRME`), `comment`, `not a sentence`.
-    public private(set) var passedOver: [String: Int] = [:]
+    public var passedOver: [String: Int] { passed.dictionary }
+    @exclusivity(unchecked) private var passed = PassedOverCounts()
 
     /// `device`: every fix's device; by default the source's file name without its extension.
     public convenience init(fd: Int32, ownsDescriptor: Bool = false, sourceName: String, device: String? = nil,
@@ -122,7 +124,7 @@ public final class NMEADecoder: ReadingDecoder {
     }
 
     private func pass(_ kind: String) {
-        passedOver[kind, default: 0] += 1
+        passed.add(kind)
     }
 
     /// Decodes again up to `position`, returning nothing (the cycles' date, the cycle being read

@@ -28,9 +28,38 @@ struct PaddedBuffer: ~Copyable {
     /// A buffer of `capacity` bytes and its slack, all zero.
     init(capacity: Int) {
         self.capacity = capacity
-        base = .allocate(capacity: capacity + PaddedBuffer.slack)
-        base.initialize(repeating: 0, count: capacity + PaddedBuffer.slack)
+        base = PaddedBuffer.zeroed(capacity + PaddedBuffer.slack)
     }
+
+    /// `count` zero bytes, not written here: a large block is fresh pages mapped from the
+    /// kernel, already zero, that cost memory only where they are written. A line reader holds a
+    /// mebibyte for the longest line it may meet, and a replay of one file per device opens
+    /// thousands of readers, each writing only its first few pages. (Not `calloc`: once a large
+    /// block has been freed, malloc serves the next ones from its heap and `calloc` clears every
+    /// byte.) A small block comes from `calloc`.
+    private static func zeroed(_ count: Int) -> UnsafeMutablePointer<UInt8> {
+        if count >= mappedFrom {
+            let p = mmap(nil, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+            if let p, p != UnsafeMutableRawPointer(bitPattern: -1) { return p.assumingMemoryBound(to: UInt8.self) }
+        } else if let p = calloc(count, 1) {
+            return p.assumingMemoryBound(to: UInt8.self)
+        }
+        fatalError("PaddedBuffer: out of memory (\(count) bytes)")
+    }
+
+    /// Gives back a block of `zeroed(count)`.
+    private static func release(_ p: UnsafeMutablePointer<UInt8>, count: Int) {
+        if count >= mappedFrom { munmap(p, count) } else { free(p) }
+    }
+
+    /// Blocks from this size on are mapped pages (glibc's own first threshold for that). Not in
+    /// debug builds (the tests, and the sanitizers'): there every block comes from `calloc`, so
+    /// that AddressSanitizer knows where each one ends to the byte (a mapping ends at a page).
+    #if DEBUG
+    private static let mappedFrom = Int.max
+    #else
+    private static let mappedFrom = 128 << 10
+    #endif
 
     /// A buffer holding `text`'s UTF-8 bytes from index 0 (`view(from: 0, count: text.utf8.count)`).
     init(copying text: String) {
@@ -39,16 +68,15 @@ struct PaddedBuffer: ~Copyable {
         text.withByteView { _ = hold($0) }
     }
 
-    deinit { base.deallocate() }
+    deinit { PaddedBuffer.release(base, count: capacity + PaddedBuffer.slack) }
 
     /// Makes room for at least `n` bytes (and the slack after them), keeping the first `kept`
     /// bytes; the rest start out zero.
     mutating func grow(to n: Int, keeping kept: Int = 0) {
         guard n > capacity else { return }
-        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: n + PaddedBuffer.slack)
-        bigger.initialize(repeating: 0, count: n + PaddedBuffer.slack)
+        let bigger = PaddedBuffer.zeroed(n + PaddedBuffer.slack)
         if kept > 0 { bigger.update(from: base, count: kept) }
-        base.deallocate()
+        PaddedBuffer.release(base, count: capacity + PaddedBuffer.slack)
         base = bigger
         capacity = n
     }

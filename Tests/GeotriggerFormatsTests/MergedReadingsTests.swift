@@ -1,3 +1,4 @@
+import GeotriggerCore
 import Testing
 @testable import GeotriggerFormats
 
@@ -37,6 +38,38 @@ import Testing
         #expect(m.bytesRead > 0)
     }
 
+    /// Many inputs (the merge keeps their heads in a heap): readings come out as a stable sort by
+    /// time of the inputs taken in order, ties to the earlier input, and a reject as it is read.
+    @Test func manySourcesComeOutAsAStableSortByTime() {
+        var generator = SplitMix64(seed: 37)  // the same inputs every run
+        var inputs: [[(t: Double, device: String, line: String)]] = []
+        for k in 0..<40 {
+            var t = Double(Int.random(in: 0..<5, using: &generator))
+            var lines: [(t: Double, device: String, line: String)] = []
+            for n in 0..<Int.random(in: 0..<30, using: &generator) {
+                t += Double(Int.random(in: 0..<3, using: &generator))  // many equal times, within and across inputs
+                lines.append((t, "d\(k)-\(n)", fix(t, "d\(k)-\(n)")))
+                if Int.random(in: 0..<25, using: &generator) == 0 { lines.append((.nan, "", "garbage")) }
+            }
+            inputs.append(lines)
+        }
+        let opened = inputs.enumerated().map { k, lines in ndjson(lines.map(\.line), name: "\(k).ndjson") }
+        defer { _ = opened.map(\.0) }
+        let m = MergedReadings(opened.map(\.1))
+        var readings: [String] = [], rejects = 0
+        while true {
+            let s = m.next()
+            if s.step == .end { break }
+            if s.step == .reading { readings.append("\(m.current.t):\(m.current.deviceString)") } else { rejects += 1 }
+        }
+        let expected = inputs.enumerated()
+            .flatMap { k, lines in lines.enumerated().filter { !$0.element.t.isNaN }.map { (t: $0.element.t, k: k, n: $0.offset, d: $0.element.device) } }
+            .sorted { ($0.t, $0.k, $0.n) < ($1.t, $1.k, $1.n) }
+            .map { "\($0.t):\($0.d)" }
+        #expect(readings == expected)
+        #expect(rejects == inputs.reduce(0) { $0 + $1.filter { $0.t.isNaN }.count })
+    }
+
     @Test func singleSourcePassesThrough() {
         let (f, a) = ndjson([fix(5, "x"), fix(2, "x")], name: "one.ndjson")
         defer { _ = f }
@@ -50,3 +83,4 @@ import Testing
         #expect(MergedReadings([]).next().step == .end)
     }
 }
+

@@ -11,7 +11,7 @@ struct BenchCommand: ParsableCommand {
             bench/results: RESULTS.md, results.json, regions.svg and devices.svg. bench/run builds \
             everything in release first and is the usual way in.
             """,
-        subcommands: [AllCommand.self, SmokeCommand.self, ReportCommand.self, KafkaCommand.self, ExtensionCommand.self, StartupCommand.self, MapCommand.self]
+        subcommands: [AllCommand.self, SmokeCommand.self, ReportCommand.self, KafkaCommand.self, ExtensionCommand.self, StartupCommand.self, MapCommand.self, NMEACommand.self]
     )
 }
 
