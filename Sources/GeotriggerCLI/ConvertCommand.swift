@@ -28,7 +28,7 @@ struct ConvertCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("Readings files (none or - for standard input).", valueName: "readings"))
+    @Argument(help: ArgumentHelp("Readings files, or directories of them (every file in it, in name order); none or - for standard input.", valueName: "readings"))
     var readings: [String] = []
 
     @Option(help: ArgumentHelp("Input format, overriding the extension (where the extension says nothing — .log, .txt, standard input — the content decides between NMEA 0183 and NDJSON).", valueName: "ndjson|csv|gpx|nmea"))
@@ -51,7 +51,7 @@ struct ConvertCommand: ParsableCommand {
 
     func run() throws {
         var config = ConvertConfiguration()
-        config.inputs = readings
+        config.inputs = try readingFiles(readings)
         config.format = format
         config.device = device
         config.outputPath = output

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Geotrigger
 
 @main
 struct GeotriggerCommand: ParsableCommand {
@@ -32,4 +33,16 @@ struct GeotriggerCommand: ParsableCommand {
         subcommands: [ReplayCommand.self, ConvertCommand.self, MapCommand.self, ConsumeCommand.self, ScenarioCommand.self, MockKafkaCommand.self],
         defaultSubcommand: nil
     )
+}
+
+/// READINGS as the commands read them: each directory replaced by the files in it
+/// (`ReadingInput.expandingDirectories`). A directory that cannot be listed, or holds no file,
+/// ends the command with its status.
+func readingFiles(_ paths: [String]) throws -> [String] {
+    do {
+        return try ReadingInput.expandingDirectories(paths)
+    } catch {
+        writeStandardError("geotrigger: \(error)\n")
+        throw ExitCode(error.exitCode)
+    }
 }

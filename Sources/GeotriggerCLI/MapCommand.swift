@@ -47,7 +47,7 @@ struct MapCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Events written by `geotrigger replay` (NDJSON): enter, exit, dwell and deliver are marked.", valueName: "file"))
     var events: String?
 
-    @Argument(help: ArgumentHelp("Reading files (NDJSON, CSV or GPX) whose fixes make the tracks.", valueName: "readings"))
+    @Argument(help: ArgumentHelp("Reading files (NDJSON, CSV, GPX, NMEA or gpsd's reports), or directories of them, whose fixes make the tracks.", valueName: "readings"))
     var readings: [String] = []
 
     @Option(help: ArgumentHelp("Input format, overriding the extension (where the extension says nothing — .log, .txt, standard input — the content decides between NMEA 0183 and NDJSON).", valueName: "ndjson|csv|gpx|nmea"))
@@ -79,9 +79,10 @@ struct MapCommand: ParsableCommand {
             writeStandardError("geotrigger: \(error)\n")
             throw ExitCode(error.exitStatus)
         }
+        let paths = try readingFiles(readings)
         var data = MapData(regions: regionList)
         do {
-            try data.readTracks(paths: readings, format: format, device: device)
+            try data.readTracks(paths: paths, format: format, device: device)
         } catch let error as ReadingInputError {
             writeStandardError("geotrigger: \(error)\n")
             throw ExitCode(error.exitCode)

@@ -69,7 +69,7 @@ struct ReplayCommand: ParsableCommand {
     @OptionGroup(title: "Regions and decisions")
     var engine: EngineOptions
 
-    @Argument(help: ArgumentHelp("Reading files (NDJSON, CSV or GPX). None, or -, reads standard input (NDJSON unless --format).", valueName: "readings"))
+    @Argument(help: ArgumentHelp("Reading files (NDJSON, CSV, GPX, NMEA or gpsd's reports), or directories of them (a file per device: every file in it, in name order). None, or -, reads standard input.", valueName: "readings"))
     var readings: [String] = []
 
     @Option(help: ArgumentHelp("Input format, overriding the extension (where the extension says nothing — .log, .txt, standard input — the content decides between NMEA 0183 and NDJSON).", valueName: "ndjson|csv|gpx|nmea"))
@@ -140,7 +140,7 @@ struct ReplayCommand: ParsableCommand {
 
     func run() throws {
         var config = ReplayConfiguration(engine: engine.configuration())
-        config.inputs = readings
+        config.inputs = try readingFiles(readings)
         config.format = format
         config.device = device
         config.outputPath = output
@@ -186,9 +186,10 @@ extension ReplayCommand {
     /// `--map`: the regions and reading files read again, with the events this run wrote.
     func drawReplay(to path: String, events: Events) throws {
         let start = monotonicSeconds()
+        let paths = try readingFiles(readings)
         var data = MapData(regions: try Replay.loadRegions(path: engine.regions))
         do {
-            try data.readTracks(paths: readings, format: format, device: device)
+            try data.readTracks(paths: paths, format: format, device: device)
             switch events {
             case .file(let p): data.readEvents(bytes: try RegionFile.readFile(path: p), fileName: p)
             case .bytes(let b): data.readEvents(bytes: b, fileName: "events")

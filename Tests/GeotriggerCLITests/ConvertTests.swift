@@ -29,6 +29,32 @@ struct ConvertTests {
         #expect(strict.status == 65)
     }
 
+    @Test("a directory of receivers' logs: every file in it, each its own device, as if named one by one")
+    func directoryOfLogs() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fleet = dir.appendingPathComponent("fleet")
+        try FileManager.default.createDirectory(at: fleet, withIntermediateDirectories: true)
+        func sentence(_ body: String) -> String { "$" + body + "*" + String(format: "%02X", body.utf8.reduce(UInt8(0), ^)) }
+        for (name, minute) in [("van2", 10), ("van1", 11)] {
+            let log = (0..<3).map { k in
+                sentence("GPRMC,1200\(20 + 2 * k + (name == "van1" ? 1 : 0)),A,45\(minute).0000,N,01300.0000,E,0.0,0.0,141123,,,A")
+            }.joined(separator: "\r\n") + "\r\n"
+            try Data(log.utf8).write(to: fleet.appendingPathComponent("\(name).log"))
+        }
+        let byDirectory = try CLI.run(["convert", fleet.path])
+        let byName = try CLI.run(["convert", fleet.appendingPathComponent("van1.log").path, fleet.appendingPathComponent("van2.log").path])
+        #expect(byDirectory.status == 0, "\(byDirectory.stderr)")
+        #expect(byDirectory.lines.count == 6)
+        #expect(byDirectory.stdout == byName.stdout)
+        #expect(byDirectory.lines.first?.contains(#""device":"van2""#) == true, "merged by time: van2's 12:00:20 first")
+        let empty = dir.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let none = try CLI.run(["replay", "--regions", CLI.fixtures.appendingPathComponent("antimeridian.regions.geojson").path, empty.path])
+        #expect(none.status == 74)
+        #expect(none.stderr.contains("a directory with no files in it"))
+    }
+
     @Test("CSV and GPX out read back to the same readings")
     func roundTrips() throws {
         let dir = try CLI.temporaryDirectory()

@@ -32,6 +32,27 @@ import Testing
         #expect((try? ReadingInput.open(path: reports.path)) is GPSDDecoder)
     }
 
+    @Test func aDirectoryIsTheFilesInIt() throws {
+        let fm = FileManager.default
+        let dir = fm.temporaryDirectory.appendingPathComponent("geotrigger-fleet-\(UUID().uuidString)")
+        try fm.createDirectory(at: dir.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        defer { try? fm.removeItem(at: dir) }
+        for name in ["van10.nmea", "van2.nmea", "Van1.log", ".hidden", "sub/inner.nmea"] {
+            try Data("x".utf8).write(to: dir.appendingPathComponent(name))
+        }
+        // Its regular files, not hidden ones or subdirectories, in byte order (as `DIR/*` in the C
+        // locale); other paths as given, around it.
+        let paths = try ReadingInput.expandingDirectories(["a.ndjson", dir.path, "-"])
+        #expect(paths == ["a.ndjson"] + ["Van1.log", "van10.nmea", "van2.nmea"].map { dir.path + "/" + $0 } + ["-"])
+        #expect(try ReadingInput.expandingDirectories([dir.path + "/"]).count == 3)
+        // A directory with nothing to read is an error, not standard input.
+        let empty = dir.appendingPathComponent("sub/empty")
+        try fm.createDirectory(at: empty, withIntermediateDirectories: true)
+        #expect(throws: ReadingInputError.unreadable(path: empty.path, reason: "a directory with no files in it")) {
+            try ReadingInput.expandingDirectories([empty.path])
+        }
+    }
+
     @Test func missingFile() {
         let path = "/nonexistent-dir-\(UUID().uuidString)/r.ndjson"
         #expect(throws: ReadingInputError.missing(path: path)) { try ReadingInput.open(path: path) }
