@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Builds bench/ (its own package) and runs `geotrigger-bench smoke` on tiny scenarios against the
 /// geotrigger built for these tests. Checks the results are complete and sane, never the timings.
@@ -63,6 +66,15 @@ import Testing
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
+        // The test's time limit cannot stop a process it waits for: a child still running after
+        // four minutes is killed (SIGKILL: it may have been started with SIGTERM blocked, as the
+        // test runner's threads block it) and reported.
+        let deadline = Date().addingTimeInterval(240)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            Issue.record("\(arguments[0]) \(arguments.dropFirst().first ?? "") still running after 4 minutes: killed")
+        }
         process.waitUntilExit()
         try handle.close()
         defer { try? FileManager.default.removeItem(at: log.deletingLastPathComponent()) }
