@@ -112,15 +112,7 @@ public final class GPSDDecoder: ReadingDecoder {
         var device: ByteView?
 
         func reading(device name: ByteView, line: ByteView) -> Reading {
-            var r = Reading()
-            r.kind = .fix
-            r.t = t
-            r.device = name
-            r.latitude = latitude
-            r.longitude = longitude
-            r.accuracy = accuracy
-            r.line = line
-            return r
+            .fix(t: t, device: name, latitude: latitude, longitude: longitude, accuracy: accuracy, line: line)
         }
     }
 

@@ -111,14 +111,8 @@ public final class NMEADecoder: ReadingDecoder {
         case .fix(let t, let latitude, let longitude, let accuracy):
             guard InputLimits.identifierFits(byteCount: device.bytes.count) else { return .rejected(.idTooLong) }
             guard InputLimits.timeIsWritable(t) else { return .rejected(.timeOutOfRange) }
-            reading = Reading()
-            reading.kind = .fix
-            reading.t = t
-            reading.device = device.bytes
-            reading.latitude = latitude
-            reading.longitude = longitude
-            reading.accuracy = accuracy
-            reading.line = line
+            reading = .fix(t: t, device: device.bytes, latitude: latitude, longitude: longitude, accuracy: accuracy,
+                           line: line)
             return .reading
         }
     }

@@ -38,6 +38,21 @@ public struct Reading {
 
     public init() {}
 
+    /// A fix of `device` at `t` (the receivers' decoders make theirs with this): `line` is the
+    /// record that stands for it.
+    package static func fix(t: Double, device: ByteView, latitude: Double, longitude: Double, accuracy: Double,
+                            line: ByteView) -> Reading {
+        var r = Reading()
+        r.kind = .fix
+        r.t = t
+        r.device = device
+        r.latitude = latitude
+        r.longitude = longitude
+        r.accuracy = accuracy
+        r.line = line
+        return r
+    }
+
     /// The device identifier as a `String` (allocates for ids longer than 15 bytes; not for the hot path).
     public var deviceString: String { device.string }
 }

@@ -50,7 +50,8 @@ package final class ReceiverMessages {
     /// The device of the cycle `finish()` ended last (its key, for `GROUP-rejects`).
     package private(set) var finishedDevice = ByteView.empty
     /// Lines passed over, by kind (as the file decoders count them).
-    package private(set) var passedOver: [String: Int] = [:]
+    package var passedOver: [String: Int] { passed.dictionary }
+    private var passed = PassedOverCounts()
 
     package init(kind: Kind, maxLineLength: Int = 1 << 20) {
         self.kind = kind
@@ -155,14 +156,8 @@ package final class ReceiverMessages {
                 try body(.rejected(.timeOutOfRange, lineOffset: lineOffset))
                 return
             }
-            current = Reading()
-            current.kind = .fix
-            current.t = t
-            current.device = devices.nameBytes(d)
-            current.latitude = latitude
-            current.longitude = longitude
-            current.accuracy = accuracy
-            current.line = line
+            current = .fix(t: t, device: devices.nameBytes(d), latitude: latitude, longitude: longitude,
+                           accuracy: accuracy, line: line)
             try body(.reading(lineOffset: lineOffset))
         }
     }
@@ -221,7 +216,7 @@ package final class ReceiverMessages {
     }
 
     private func pass(_ kind: String) {
-        passedOver[kind, default: 0] += 1
+        passed.add(kind)
     }
 
     // MARK: Snapshots

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import GeotriggerRuntime
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -243,10 +244,7 @@ final class Spawned {
         posix_spawnattr_setsigmask(&attributes, &none)
         posix_spawnattr_setsigdefault(&attributes, &all)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv: [UnsafeMutablePointer<CChar>?] = ([tool] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let error = posix_spawn(&pid, tool, &actions, &attributes, argv, environ)
+        let (pid, error) = SystemIO.spawn(tool, arguments: [tool] + arguments, &actions, &attributes)
         try #require(error == 0, "cannot start \(tool): \(String(cString: strerror(error)))")
         self.pid = pid
     }
