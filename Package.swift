@@ -36,6 +36,9 @@ let package = Package(
         // Sixteen comparisons at once (SSE compare and movemask): box tests for the packed R-tree,
         // due clearances for a device's neighbourhood.
         .target(name: "CBoxes"),
+        // Sixteen bytes at a time (SSE compare and movemask): an NMEA line's last `$`, its commas
+        // and its checksum.
+        .target(name: "CLineScan"),
         // SIGINT/SIGTERM noted in a sig_atomic_t, for a checkpoint before stopping.
         .target(name: "CSignals"),
         // Values shared by every layer: coordinates, regions, beacons, JSON values and their text,
@@ -49,7 +52,7 @@ let package = Package(
         ),
         // The formats read from outside: readings (NDJSON, CSV, GPX; byte-level, no Foundation on
         // the hot path) and region files (GeoJSON, CSV). No GEOS.
-        .target(name: "GeotriggerFormats", dependencies: ["CPrefetch", "CSignals", "GeotriggerCore", "GeotriggerRuntime"]),
+        .target(name: "GeotriggerFormats", dependencies: ["CLineScan", "CPrefetch", "CSignals", "GeotriggerCore", "GeotriggerRuntime"]),
         // GEOS binding, geodesy on WGS84 and the region index. The only module that touches the C API.
         .target(
             name: "GeotriggerGeometry",

@@ -27,10 +27,12 @@ public final class GPSDDecoder: ReadingDecoder {
     public var passedOver: [String: Int] { passed.dictionary }
     private var passed = PassedOverCounts()
 
+    /// `mapsFile`: a regular file is mapped rather than read (`LineReader`).
     public convenience init(fd: Int32, ownsDescriptor: Bool = false, sourceName: String, device: String? = nil,
-                            bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20) {
+                            bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20, mapsFile: Bool = false) {
         self.init(reader: LineReader(fd: fd, ownsDescriptor: ownsDescriptor, bufferSize: bufferSize,
-                                     maxLineLength: maxLineLength), sourceName: sourceName, device: device)
+                                     maxLineLength: maxLineLength, mapsFile: mapsFile),
+                  sourceName: sourceName, device: device)
     }
 
     init(reader: LineReader, sourceName: String, device: String?) {

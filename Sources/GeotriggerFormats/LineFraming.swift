@@ -33,9 +33,10 @@ final class LineFraming {
     /// Where `decode(_:maxLength:_:)` keeps a record it was lent, so the parsers find slack past it.
     @exclusivity(unchecked) private var held = PaddedBuffer(capacity: 4096)
 
-    convenience init(fd: Int32, ownsDescriptor: Bool, defaultDevice: String?, bufferSize: Int, maxLineLength: Int) {
+    convenience init(fd: Int32, ownsDescriptor: Bool, defaultDevice: String?, bufferSize: Int, maxLineLength: Int,
+                     mapsFile: Bool = false) {
         self.init(reader: LineReader(fd: fd, ownsDescriptor: ownsDescriptor, bufferSize: bufferSize,
-                                     maxLineLength: maxLineLength), defaultDevice: defaultDevice)
+                                     maxLineLength: maxLineLength, mapsFile: mapsFile), defaultDevice: defaultDevice)
     }
 
     /// Lines of `reader`, which may have read ahead already (`LineReader.peek`) but returned none.
@@ -55,6 +56,8 @@ final class LineFraming {
     func scratch(from start: Int) -> ByteWriter { scratchBuffer.writer(from: start) }
 
     var bytesRead: Int { reader.bytesRead }
+    /// Where the next line will be read from (`CacheHint`).
+    var cacheHint: CacheHint { CacheHint(decoder: self, reader: reader, bytes: reader.nextBytes) }
     /// Where the next line begins (`LineReader.consumed`).
     var consumed: Int { reader.consumed }
 

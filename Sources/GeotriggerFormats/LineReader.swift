@@ -62,20 +62,43 @@ final class LineReader {
     private(set) var interrupted = false
     /// One-based number of the line last returned.
     private(set) var lineNumber = 0
-    private(set) var bytesRead = 0
+    /// Bytes brought into the buffer (all of a mapped file's at once).
+    private var readCount = 0
+    /// Whether the input is a mapped file (`mapsFile`).
+    private var mapped = false
+    /// Bytes of the input taken so far, for progress: those read, or a mapped file's up to the
+    /// next line.
+    var bytesRead: Int { mapped ? consumed : readCount }
     private(set) var ioError: String?
 
-    init(fd: Int32, ownsDescriptor: Bool, bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20) {
+    /// `mapsFile`: a regular file is mapped into memory whole (`PaddedBuffer(mapping:size:)`)
+    /// instead of read into the buffer, when it can be. For a run of many inputs (one file per
+    /// receiver, thousands of them): read, every file's bytes were copied into fresh pages of
+    /// its reader's own, a page fault for every four kilobytes of input, and had left the cache
+    /// again before their turn came; mapped, they are the kernel's cached pages, never copied.
+    init(fd: Int32, ownsDescriptor: Bool, bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20,
+         mapsFile: Bool = false) {
         self.fd = fd
         self.ownsDescriptor = ownsDescriptor
         self.maxLineLength = max(1, maxLineLength)
-        // Room for a whole maximal line plus its CR LF (and, first, a byte order mark), so
-        // compaction always makes progress.
-        self.capacity = max(bufferSize, self.maxLineLength + 2 + 3)
-        self.buffer = PaddedBuffer(capacity: capacity)
         self.prefix = PaddedBuffer(capacity: LineReader.tooLongPrefixLength)
         var st = stat()
-        mayBlock = fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG
+        let regular = fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+        mayBlock = fd >= 0 && !regular
+        if mapsFile, regular, lseek(fd, 0, SEEK_CUR) == 0, let file = PaddedBuffer(mapping: fd, size: Int(st.st_size)) {
+            // The whole input is in the buffer, and nothing more is to be read.
+            capacity = file.capacity
+            buffer = file
+            end = capacity
+            readCount = capacity
+            eof = true
+            mapped = true
+        } else {
+            // Room for a whole maximal line plus its CR LF (and, first, a byte order mark), so
+            // compaction always makes progress.
+            capacity = max(bufferSize, self.maxLineLength + 2 + 3)
+            buffer = PaddedBuffer(capacity: capacity)
+        }
     }
 
     /// Whether a read would return at once (bytes, the end of the input, or an error).
@@ -119,7 +142,7 @@ final class LineReader {
             let got = buffer.read(fd, at: end, count: room)
             if got > 0 {
                 end += got
-                bytesRead += got
+                readCount += got
                 idled = false
                 return .more
             }
@@ -157,8 +180,11 @@ final class LineReader {
         return buffer.bytes(from: start, count: end - start)
     }
 
+    /// Where the next line's bytes are in the buffer (a hint for the cache: `CacheHint`).
+    var nextBytes: UnsafeRawPointer { buffer.address(of: start) }
+
     /// Bytes of the input up to the end of the last line returned: where the next one begins.
-    var consumed: Int { bytesRead - (end - start) }
+    var consumed: Int { readCount - (end - start) }
 
     /// Moves on to `offset` bytes into the input (not before `consumed`), counting `lines` lines
     /// read by then, for a run resumed from a checkpoint: a file is seeked, a stream read and
@@ -173,14 +199,14 @@ final class LineReader {
             start = 0
             end = 0
             if lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) {
-                bytesRead = offset
+                readCount = offset
             } else {
                 while rest > 0 {
                     let got = buffer.read(fd, at: 0, count: min(rest, capacity))
                     if got < 0 && errno == EINTR && !StopSignals.requested { continue }
                     if got <= 0 { return false }
                     rest -= got
-                    bytesRead += got
+                    readCount += got
                 }
             }
             var st = stat()

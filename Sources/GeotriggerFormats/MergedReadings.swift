@@ -30,15 +30,38 @@ public final class MergedReadings {
     /// returned is read again by a resumed run.
     @exclusivity(unchecked) private var returned: [InputPosition]
 
+    /// A source's rejected record met by the plain lane while advancing it, returned by the next
+    /// `next()` (the source still without a head, asked again after that).
+    @exclusivity(unchecked) private var pending: (reason: RejectReason, source: Int)?
+
     /// The source when there is only one: nothing to merge, so `next` passes its steps through.
     private let single: (any ReadingDecoder)?
     @exclusivity(unchecked) private var singleEnded = false
 
+    /// The sources again, typed, when all are of one decoder type (one NMEA log per receiver, one
+    /// NDJSON file per device): the plain lane then calls them directly, not through the protocol.
+    private let typed: TypedSourceList
+
+    /// Per source, where its next record will be read from (`CacheHint`), noted when it last read.
+    @exclusivity(unchecked) private var hints: [CacheHint]
+
     public init(_ sources: [any ReadingDecoder]) {
         self.sources = sources
+        typed = TypedSourceList(sources)
+        hints = Array(repeating: CacheHint(), count: sources.count)
         single = sources.count == 1 ? sources[0] : nil
         heads = SourceHeap(sources: sources.count)
         returned = Array(repeating: .start, count: sources.count)
+    }
+
+    /// Source `i` has just read its next head: notes where it will read from next, and has the
+    /// cache load what the sources after the top will read, a step or two before they do.
+    @inline(__always)
+    private func advanced(_ i: Int, hint: CacheHint) {
+        hints[i] = hint
+        let (a, b) = heads.following
+        if a >= 0 { hints[a].prefetch() }
+        if b >= 0 { hints[b].prefetch() }
     }
 
     public func next() -> Step {
@@ -50,6 +73,10 @@ public final class MergedReadings {
                 return Step(step: .end, source: -1)
             }
             return Step(step: step, source: 0)
+        }
+        if let p = pending {
+            pending = nil
+            return rejected(p.reason, from: p.source)
         }
         // Each source's first reading, in input order.
         while polled < sources.count {
@@ -70,6 +97,7 @@ public final class MergedReadings {
             switch sources[i].next() {
             case .reading:
                 heads.replaceTop(at: sources[i].current.t)
+                advanced(i, hint: sources[i].cacheHint)
             case .rejected(let reason):
                 // Still without a head: asked again on the next call.
                 return rejected(reason, from: i)
@@ -130,17 +158,105 @@ public final class MergedReadings {
     public var passedOver: [String: Int] {
         sources.reduce(into: [:]) { all, s in all.merge(s.passedOver, uniquingKeysWith: +) }
     }
-    /// The one source's plain lane (`ReadingDecoder.drainPlainFixes`); with several sources,
-    /// none: their readings must be merged by time one at a time.
+    /// The plain lane (`ReadingDecoder.drainPlainFixes`): the one source's own; with several, their
+    /// fixes in the merge's order while the next reading is a fix (each source's first readings,
+    /// any other reading and a rejected record come through `next()`).
     public func drainPlainFixes(_ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                                          _ longitude: Double, _ accuracy: Double) -> Bool) {
-        if let single, !singleEnded {
-            lastSource = 0
-            single.drainPlainFixes(body)
+        if let single {
+            if !singleEnded {
+                lastSource = 0
+                single.drainPlainFixes(body)
+            }
+            return
+        }
+        guard polled == sources.count, pending == nil else { return }
+        switch typed {
+        case .nmea(let typed): drain(typed, body)
+        case .ndjson(let typed): drain(typed, body)
+        case .mixed: drain(MixedSources(all: sources), body)
         }
     }
+
+    /// The lane over several sources, written once for every kind of `MergeSources`.
+    @inline(__always)
+    private func drain<S: MergeSources>(_ s: S, _ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
+                                                         _ longitude: Double, _ accuracy: Double) -> Bool) {
+        while true {
+            if consumed {
+                let i = heads.top
+                switch s.next(i) {
+                case .reading:
+                    heads.replaceTop(at: s.current(i).t)
+                    advanced(i, hint: s.cacheHint(i))
+                case .rejected(let reason):
+                    pending = (reason, i)
+                    return
+                case .end:
+                    heads.removeTop()
+                }
+                consumed = false
+            }
+            guard !heads.isEmpty else { return }
+            let best = heads.top
+            let r = s.current(best)
+            guard r.kind == .fix else { return }
+            consumed = true
+            lastSource = best
+            returned[best] = s.position(best)
+            if !body(r.t, r.device, r.latitude, r.longitude, r.accuracy) { return }
+        }
+    }
+
     /// The I/O errors that ended inputs early, as `(source name, message)`.
     public var ioErrors: [(source: String, message: String)] {
         sources.compactMap { s in s.ioError.map { (s.sourceName, $0) } }
     }
+}
+
+/// `MergedReadings`' sources, typed where they are all of one decoder type.
+private enum TypedSourceList {
+    case nmea(TypedSources<NMEADecoder>)
+    case ndjson(TypedSources<NDJSONDecoder>)
+    case mixed
+
+    init(_ sources: [any ReadingDecoder]) {
+        if let all = sources as? [NMEADecoder] {
+            self = .nmea(TypedSources(all))
+        } else if let all = sources as? [NDJSONDecoder] {
+            self = .ndjson(TypedSources(all))
+        } else {
+            self = .mixed
+        }
+    }
+}
+
+/// What the merge's plain lane asks of source `i`: one protocol, so that the lane is written once
+/// and specialized both for sources of one decoder type (whose calls inline) and for a mix
+/// (called through `ReadingDecoder`).
+private protocol MergeSources {
+    func next(_ i: Int) -> DecodeStep
+    func current(_ i: Int) -> Reading
+    func position(_ i: Int) -> InputPosition
+    func cacheHint(_ i: Int) -> CacheHint
+}
+
+/// Sources of one type, called without a retain and a release each: the merge's `sources` keeps
+/// every one alive for as long as the lane runs. (Each release wrote to a decoder the cache had
+/// let go of since its last turn, at every reading.)
+private struct TypedSources<D: ReadingDecoder>: MergeSources {
+    let all: [Unmanaged<D>]
+    init(_ decoders: [D]) { all = decoders.map { Unmanaged.passUnretained($0) } }
+    @inline(__always) func next(_ i: Int) -> DecodeStep { all[i]._withUnsafeGuaranteedRef { $0.next() } }
+    @inline(__always) func current(_ i: Int) -> Reading { all[i]._withUnsafeGuaranteedRef { $0.current } }
+    @inline(__always) func position(_ i: Int) -> InputPosition { all[i]._withUnsafeGuaranteedRef { $0.position } }
+    @inline(__always) func cacheHint(_ i: Int) -> CacheHint { all[i]._withUnsafeGuaranteedRef { $0.cacheHint } }
+}
+
+private struct MixedSources: MergeSources {
+    let all: [any ReadingDecoder]
+    @inline(__always) func next(_ i: Int) -> DecodeStep { all[i].next() }
+    @inline(__always) func current(_ i: Int) -> Reading { all[i].current }
+    @inline(__always) func position(_ i: Int) -> InputPosition { all[i].position }
+    @inline(__always) func cacheHint(_ i: Int) -> CacheHint { all[i].cacheHint }
 }

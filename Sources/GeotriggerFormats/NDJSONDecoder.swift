@@ -20,6 +20,7 @@ public final class NDJSONDecoder: ReadingDecoder {
     public var lineNumber: Int { framing.lineNumber }
     public func whenIdle(_ body: @escaping () -> Void) { framing.whenIdle(body) }
     public var current: Reading { framing.reading }
+    public var cacheHint: CacheHint { framing.cacheHint }
     public var rejectedLine: ByteView { framing.line }
     public var bytesRead: Int { framing.bytesRead }
     public var ioError: String? { framing.ioError }
@@ -35,14 +36,15 @@ public final class NDJSONDecoder: ReadingDecoder {
     ///   - sourceName: the name used in `FILE:LINE: reason` messages.
     ///   - defaultDevice: the device for records that have no `device` field (nil: they are rejected).
     ///   - bufferSize: read buffer size; `maxLineLength`: longer lines are rejected as `lineTooLong`.
+    ///   - mapsFile: a regular file is mapped rather than read (`LineReader`).
     public init(
         fd: Int32, ownsDescriptor: Bool = false, sourceName: String, defaultDevice: String? = nil,
-        bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20
+        bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20, mapsFile: Bool = false
     ) {
         self.sourceName = sourceName
         self.framing = LineFraming(
             fd: fd, ownsDescriptor: ownsDescriptor, defaultDevice: defaultDevice,
-            bufferSize: bufferSize, maxLineLength: maxLineLength)
+            bufferSize: bufferSize, maxLineLength: maxLineLength, mapsFile: mapsFile)
     }
 
     /// A decoder of the lines of `reader`, which has returned none yet (the format was told by

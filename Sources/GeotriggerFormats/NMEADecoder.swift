@@ -27,10 +27,12 @@ public final class NMEADecoder: ReadingDecoder {
     @exclusivity(unchecked) private var passed = PassedOverCounts()
 
     /// `device`: every fix's device; by default the source's file name without its extension.
+    /// `mapsFile`: a regular file is mapped rather than read (`LineReader`).
     public convenience init(fd: Int32, ownsDescriptor: Bool = false, sourceName: String, device: String? = nil,
-                bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20) {
+                            bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20, mapsFile: Bool = false) {
         self.init(reader: LineReader(fd: fd, ownsDescriptor: ownsDescriptor, bufferSize: bufferSize,
-                                     maxLineLength: maxLineLength), sourceName: sourceName, device: device)
+                                     maxLineLength: maxLineLength, mapsFile: mapsFile),
+                  sourceName: sourceName, device: device)
     }
 
     init(reader: LineReader, sourceName: String, device: String?) {
@@ -43,6 +45,7 @@ public final class NMEADecoder: ReadingDecoder {
     public func whenIdle(_ body: @escaping () -> Void) { reader.whenIdle = body }
 
     public var current: Reading { reading }
+    public var cacheHint: CacheHint { CacheHint(decoder: self, reader: reader, bytes: reader.nextBytes) }
     public var bytesRead: Int { reader.bytesRead }
     public var ioError: String? { reader.ioError }
 
@@ -80,7 +83,9 @@ public final class NMEADecoder: ReadingDecoder {
                 case .blank, .taken:
                     continue
                 case .passedOver(let kind):
-                    pass(kind)
+                    passed.add(kind)
+                case .otherSentence(let type):
+                    passed.add(type)
                 case .badChecksum:
                     lineNumber = reader.lineNumber
                     position = InputPosition(offset: reader.consumed, line: reader.lineNumber)
@@ -115,10 +120,6 @@ public final class NMEADecoder: ReadingDecoder {
                            line: line)
             return .reading
         }
-    }
-
-    private func pass(_ kind: String) {
-        passed.add(kind)
     }
 
     /// Decodes again up to `position`, returning nothing (the cycles' date, the cycle being read

@@ -1,3 +1,4 @@
+import CLineScan
 import GeotriggerCore
 import GeotriggerRuntime
 
@@ -16,93 +17,96 @@ enum NMEALine {
         case comment
         /// A sentence of a type no fix needs (GSA, GSV, VTG, a vendor's `$P…`), checked or not:
         /// its type (the vendor's whole address for `$P…`).
-        case otherSentence(String)
+        case otherSentence(ShortKind)
         /// Bytes that are not a sentence (a binary vendor packet between sentences, noise).
         case noise
         /// An RMC, GGA, GLL or ZDA whose checksum does not match its bytes.
         case badChecksum
         /// An RMC, GGA, GLL or ZDA with a good checksum, or none (some receivers write none, as
         /// NMEA 0183 once allowed; a line cut short loses the fields after the cut, and a fix
-        /// needs its last ones): `fields` starts after its type.
-        case fixSentence(NMEASentenceType, fields: ByteView)
+        /// needs its last ones): its fields, after its type.
+        case fixSentence(NMEASentenceType, fields: NMEAFields)
     }
 
     /// What `line` (without its line end) is. A sentence starts at the line's last `$` (binary
     /// bytes before it, as a vendor packet leaves them, are passed over with it) and ends at the
     /// line's end, spaces and a CR taken off.
+    @inline(__always)
     static func classify(_ line: ByteView) -> Kind {
+        // Read without a check a byte: every index below is within `0..<end`, `end` <= the count.
+        let p = line.unsafeBytes
         var end = line.count
-        while end > 0 && (line[end - 1] == 0x20 || line[end - 1] == 0x0D || line[end - 1] == 0x09) { end -= 1 }
+        while end > 0 && (p[end - 1] == 0x20 || p[end - 1] == 0x0D || p[end - 1] == 0x09) { end -= 1 }
         var first = 0
-        while first < end && (line[first] == 0x20 || line[first] == 0x09) { first += 1 }
+        while first < end && (p[first] == 0x20 || p[first] == 0x09) { first += 1 }
         if first == end { return .blank }
-        if line[first] == UInt8(ascii: "#") { return .comment }
-        let (dollar, after) = lastDollar(line, from: first, to: end)
+        if p[first] == UInt8(ascii: "#") { return .comment }
+        // A line that begins as a fix sentence has its commas mapped (another `$` later on it
+        // may begin a sentence of another type: the map is of the whole line all the same).
+        let fixLike = end - first >= 6 && p[first] == UInt8(ascii: "$")
+            && NMEASentenceType(p[first + 3], p[first + 4], p[first + 5]) != nil
+        let (dollar, commas) = scan(line, from: first, to: end, mapCommas: fixLike)
         guard dollar >= 0, end - dollar >= 7 else { return .noise }
-        // The address: two letters of talker, three of type.
-        for j in (dollar + 1)...(dollar + 5) where !isUpperAlphanumeric(line[j]) { return .noise }
-        let type = NMEASentenceType(line[dollar + 3], line[dollar + 4], line[dollar + 5])
-        let star = end >= 3 && line[end - 3] == UInt8(ascii: "*") ? end - 3 : -1
-        guard let type, line[dollar + 1] != UInt8(ascii: "P") else {
-            // Three letters of type, or a vendor's whole address (a small string: not allocated).
-            let from = line[dollar + 1] == UInt8(ascii: "P") ? dollar + 1 : dollar + 3
-            var to = from
-            while to < end && to < from + 5 && isUpperAlphanumeric(line[to]) { to += 1 }
-            return .otherSentence(String(decoding: line[from..<to], as: UTF8.self))
+        // The address: two letters of talker, three of type (a fix sentence's are letters).
+        let type = NMEASentenceType(p[dollar + 3], p[dollar + 4], p[dollar + 5])
+        for j in (dollar + 1)...(dollar + (type == nil ? 5 : 2)) where !isUpperAlphanumeric(p[j]) { return .noise }
+        let star = end >= 3 && p[end - 3] == UInt8(ascii: "*") ? end - 3 : -1
+        guard let type, p[dollar + 1] != UInt8(ascii: "P") else {
+            // Three letters of type, or a vendor's whole address (at most five: a word, no string).
+            // Every byte before `dollar + 6` is alphanumeric (checked above).
+            let from = p[dollar + 1] == UInt8(ascii: "P") ? dollar + 1 : dollar + 3
+            var to = dollar + 6
+            while to < end && to < from + 5 && isUpperAlphanumeric(p[to]) { to += 1 }
+            var word: UInt64 = 0
+            for k in from..<to { word |= UInt64(p[k]) << (8 &* (k &- from)) }
+            return .otherSentence(ShortKind(word: word))
         }
-        guard star > dollar else { return .fixSentence(type, fields: line[(dollar + 6)..<end]) }
-        guard let high = hexValue(line[end - 2]), let low = hexValue(line[end - 1]) else { return .badChecksum }
-        // The checksum covers the bytes between `$` and `*`: those after `$`, less the last three.
-        let sum = after ^ line[end - 3] ^ line[end - 2] ^ line[end - 1]
-        guard sum == high << 4 | low else { return .badChecksum }
+        guard star > dollar else { return .fixSentence(type, fields: NMEAFields(line, from: dollar + 6, to: end, commas: commas)) }
+        guard let high = hexValue(p[end - 2]), let low = hexValue(p[end - 1]) else { return .badChecksum }
+        // The checksum covers the bytes between `$` and `*`.
+        guard xor(line, from: dollar + 1, to: star) == high << 4 | low else { return .badChecksum }
         // After the address: the fields, each after a comma.
-        return .fixSentence(type, fields: line[(dollar + 6)..<star])
+        return .fixSentence(type, fields: NMEAFields(line, from: dollar + 6, to: star, commas: commas))
     }
 
-    /// The index of the last `$` in `line[from..<to]` (-1 if none), and the XOR of the bytes after
-    /// it up to `to`, found in one pass a word at a time.
+    /// The lines whose commas `scan` maps: NMEA 0183 allows 82 bytes a sentence.
+    static let commaMapLength = 128
+
+    /// The index of the last `$` in `line[from..<to]` (-1 if none) and, when `mapCommas` and the
+    /// line is at most `commaMapLength` bytes long, where the commas after it are (bit i set
+    /// where byte i of the line is one; nil otherwise).
     ///
-    /// Why words: every line of a log is searched for its last `$` and a fix sentence's bytes are
-    /// XORed for its checksum; byte by byte, that was most of the decoder's time. Eight bytes are
-    /// XORed at once (XOR does not care where a byte sits in the word; the eight are folded
-    /// together at the end), and a word is looked into byte by byte only when it holds a `$`.
-    static func lastDollar(_ line: ByteView, from: Int, to end: Int) -> (index: Int, xor: UInt8) {
-        let ones: UInt64 = 0x0101_0101_0101_0101, low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
-        var dollar = -1
-        var acc: UInt64 = 0
-        var k = from
-        while k + 8 <= end {
-            let w = line.word(at: k)
-            // A byte of `t` is zero where `w` holds a `$`; `zero` has its high bit set exactly there.
-            let t = w ^ (ones &* 0x24)
-            let zero = ~(((t & low7) &+ low7) | t | low7)
-            if zero != 0 {
-                let j = (63 - zero.leadingZeroBitCount) / 8
-                dollar = k + j
-                acc = w >> (8 * (j + 1))  // the bytes after it (none past the word's last)
-            } else {
-                acc ^= w
-            }
-            k += 8
+    /// Why in C: every line of a log is searched for its last `$`, and a fix sentence's fields
+    /// are found between its commas; byte by byte, or even a word at a time, that was most of the
+    /// decoder's time. SSE compares sixteen bytes at once and turns the matches into bits
+    /// (`geotrigger_scan_line`), which Swift's SIMD types cannot.
+    static func scan(_ line: ByteView, from: Int, to end: Int, mapCommas: Bool) -> (dollar: Int, commas: CommaMap?) {
+        precondition(from >= 0 && from <= end && end <= line.count)
+        guard let base = line.unsafeBytes.baseAddress, from < end else { return (-1, nil) }
+        let mapped = mapCommas && end <= commaMapLength
+        if !mapped {
+            // Only the last `$`: searched for from the end (a sentence no fix needs, the most
+            // common line of a log, is passed over once its type is known).
+            return (Int(geotrigger_last_byte(base.assumingMemoryBound(to: UInt8.self), Int64(from), Int64(end),
+                                             UInt8(ascii: "$"))), nil)
         }
-        while k < end {
-            if line[k] == UInt8(ascii: "$") {
-                dollar = k
-                acc = 0
-            } else {
-                acc ^= UInt64(line[k])
-            }
-            k += 1
-        }
-        acc ^= acc >> 32
-        acc ^= acc >> 16
-        acc ^= acc >> 8
-        return (dollar, UInt8(truncatingIfNeeded: acc))
+        let r = geotrigger_scan_line(base.assumingMemoryBound(to: UInt8.self), Int64(from), Int64(end), mapped ? 1 : 0)
+        return (Int(r.dollar), mapped ? CommaMap(low: r.low, high: r.high) : nil)
+    }
+
+    /// The XOR of `line[from..<to]`'s bytes (a sentence's checksum), sixteen at a time in C
+    /// (`geotrigger_xor_bytes`), for the reason `scan` gives.
+    static func xor(_ line: ByteView, from: Int, to end: Int) -> UInt8 {
+        precondition(from >= 0 && from <= end && end <= line.count)
+        guard let base = line.unsafeBytes.baseAddress, from < end else { return 0 }
+        return geotrigger_xor_bytes(base.assumingMemoryBound(to: UInt8.self), Int64(from), Int64(end))
     }
 
     @inline(__always)
     static func isUpperAlphanumeric(_ b: UInt8) -> Bool {
-        (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z")) || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9"))
+        // Bit b of these 128 bits is set for 0-9 (48-57) and A-Z (65-90): one shift and test.
+        let digits: UInt64 = 0x03FF_0000_0000_0000, letters: UInt64 = 0x07FF_FFFE
+        return b < 64 ? (digits >> b) & 1 == 1 : b < 128 && (letters >> (b &- 64)) & 1 == 1
     }
 
     @inline(__always)
@@ -127,6 +131,7 @@ enum NMEASentenceType: Equatable {
     /// Time and date.
     case zda
 
+    @inline(__always)
     init?(_ a: UInt8, _ b: UInt8, _ c: UInt8) {
         switch (a, b, c) {
         case (UInt8(ascii: "R"), UInt8(ascii: "M"), UInt8(ascii: "C")): self = .rmc
@@ -138,27 +143,82 @@ enum NMEASentenceType: Equatable {
     }
 }
 
+/// Where a line's commas are (`NMEALine.scan`): bit i set where byte i of the line is one.
+struct CommaMap {
+    var low: UInt64
+    var high: UInt64
+}
+
 /// A sentence's fields in order, each read once: `next()` is the text up to the next comma.
 struct NMEAFields {
+    /// The sentence's line.
     let bytes: ByteView
-    private var at = 0
+    /// The comma before the next field, or `end` when there is none.
+    private var at: Int
+    /// Where the fields end (the checksum's `*`, or the line's end).
+    private let end: Int
+    /// The line's commas from `at` on, those passed taken off (`NMEALine.scan`): the next
+    /// field's end is the second lowest, not searched for byte by byte; unless `mapped` (a line
+    /// too long to be mapped), when it is.
+    private var low: UInt64, high: UInt64
+    private let mapped: Bool
 
-    /// `bytes` starts with the comma before the first field.
-    init(_ bytes: ByteView) { self.bytes = bytes }
-
-    /// The next field (empty when it is), or nil past the last one.
-    mutating func next() -> ByteView? {
-        guard at < bytes.count, bytes[at] == UInt8(ascii: ",") else { return nil }
-        let start = at + 1
-        var end = start
-        while end < bytes.count && bytes[end] != UInt8(ascii: ",") { end += 1 }
-        at = end
-        return bytes[start..<end]
+    /// The fields of `line[from..<to]`, which starts with the comma before the first field (or
+    /// has none); `commas` maps none before `from`.
+    init(_ line: ByteView, from: Int, to end: Int, commas: CommaMap?) {
+        bytes = line
+        at = from < end && line[from] == UInt8(ascii: ",") ? from : end
+        self.end = end
+        low = commas?.low ?? 0
+        high = commas?.high ?? 0
+        mapped = commas != nil
     }
 
-    /// Passes over `n` fields.
+    /// The next field (empty when it is), or nil past the last one.
+    @inline(__always)
+    mutating func next() -> ByteView? {
+        guard at < end else { return nil }
+        let start = at &+ 1
+        let stop: Int
+        if mapped {
+            // The comma at `at` is the lowest: off it comes, and the next is the field's end.
+            if low != 0 { low &= low &- 1 } else { high &= high &- 1 }
+            stop = min(low != 0 ? low.trailingZeroBitCount : high != 0 ? 64 &+ high.trailingZeroBitCount : end, end)
+        } else {
+            stop = Self.comma(from: start, to: end, in: bytes)
+        }
+        at = stop
+        // Sliced without a check: `start` <= `stop` <= `end` <= the line's count.
+        return ByteView(unsafe: UnsafeRawBufferPointer(start: bytes.unsafeBytes.baseAddress.unsafelyUnwrapped + start,
+                                                       count: stop &- start))
+    }
+
+    /// The first comma of `line[from..<end]`, or `end`: a line too long to be mapped.
+    @inline(never)
+    private static func comma(from: Int, to end: Int, in line: ByteView) -> Int {
+        var i = from
+        while i < end && line[i] != UInt8(ascii: ",") { i += 1 }
+        return i
+    }
+
+    /// The next field read by `read`; nil past the last field or where `read` says nil.
+    @inline(__always)
+    mutating func next<T>(_ read: (ByteView) -> T?) -> T? {
+        guard let field = next() else { return nil }
+        return read(field)
+    }
+
+    /// Passes over `n` fields (where the line's commas are mapped, by taking `n` of them off).
+    @inline(__always)
     mutating func skip(_ n: Int) {
-        for _ in 0..<n { _ = next() }
+        guard mapped else {
+            for _ in 0..<n { _ = next() }
+            return
+        }
+        for _ in 0..<n where at < end {
+            if low != 0 { low &= low &- 1 } else { high &= high &- 1 }
+            at = min(low != 0 ? low.trailingZeroBitCount : high != 0 ? 64 &+ high.trailingZeroBitCount : end, end)
+        }
     }
 
     /// A decimal number (digits, at most one point, no sign), correctly rounded; nil if the field
@@ -172,21 +232,23 @@ struct NMEAFields {
     static func parts(_ f: ByteView) -> (whole: UInt64, fraction: UInt64, digits: Int)? {
         let n = f.count
         guard n > 0 && n <= 18 else { return nil }
+        // Read without a check a byte: every index is below `n`.
+        let p = f.unsafeBytes
         // Digits, then optionally a point and digits: at most 18 of them, so no overflow.
         var i = 0, whole: UInt64 = 0
         while i < n {
-            let d = f[i] &- UInt8(ascii: "0")
+            let d = p[i] &- UInt8(ascii: "0")
             if d > 9 { break }
             whole = whole &* 10 &+ UInt64(d)
             i += 1
         }
         guard i < n else { return (whole, 0, 0) }
-        guard f[i] == UInt8(ascii: ".") else { return nil }
+        guard p[i] == UInt8(ascii: ".") else { return nil }
         let point = i
         i += 1
         var fraction: UInt64 = 0
         while i < n {
-            let d = f[i] &- UInt8(ascii: "0")
+            let d = p[i] &- UInt8(ascii: "0")
             guard d <= 9 else { return nil }
             fraction = fraction &* 10 &+ UInt64(d)
             i += 1
@@ -299,65 +361,82 @@ struct NMEACycles {
     private(set) var cycleNumber = 0
     /// Whether the last sentence taken gave the cycle's position (so far).
     private(set) var tookPosition = false
+    /// The last time of day and the last date read (`RepeatedField`).
+    private var times = RepeatedField<Double>()
+    private var dates = RepeatedField<Int>()
 
     /// Takes one checked sentence. Returns the previous cycle's outcome when this sentence starts
     /// a new cycle (nil otherwise, or when it had nothing to say).
-    mutating func take(_ type: NMEASentenceType, _ fields: ByteView) -> Outcome? {
-        var f = NMEAFields(fields)
-        var ended: Outcome?? = nil
+    mutating func take(_ type: NMEASentenceType, _ fields: NMEAFields) -> Outcome? {
+        var f = fields
+        var ended: Outcome? = nil
         tookPosition = false
-        @inline(__always) func at(_ t: Double) -> Bool {
-            if let current = timeOfDay, abs(current - t) < Self.sameCycle || abs(current - t) > 86_400 - Self.sameCycle {
-                return !finished
-            }
-            ended = finish()
-            timeOfDay = t
-            finished = false
-            cycleNumber += 1
-            return true
-        }
         switch type {
         case .rmc:
             // time, status, lat, N/S, lon, E/W, speed, course, date
-            let t = f.next().flatMap(NMEAFields.timeOfDay)
+            let t = time(f.next())
             let status = NMEAFields.flag(f.next())
             let lat = f.next(), ns = f.next(), lon = f.next(), ew = f.next()
             f.skip(2)
             let date = f.next()
             // The date is this cycle's: taken once the previous cycle has ended.
-            let inCycle = t.map { at($0) } ?? false
-            if status == UInt8(ascii: "A"), let date, let d = Self.day(ddmmyy: date) { day = d }
+            var inCycle = false
+            if let t { inCycle = at(t, ending: &ended) }
+            if status == UInt8(ascii: "A"), let date, let d = dates.value(of: date, Self.day(ddmmyy:)) { day = d }
             guard inCycle, let t else { break }
             take(valid: status == UInt8(ascii: "A"), lat, ns, lon, ew, from: 2, at: t)
         case .gga:
             // time, lat, N/S, lon, E/W, quality, satellites used, HDOP
-            let t = f.next().flatMap(NMEAFields.timeOfDay)
+            let t = time(f.next())
             let lat = f.next(), ns = f.next(), lon = f.next(), ew = f.next()
-            let quality = f.next().flatMap(NMEAFields.smallInteger) ?? 0
-            let used = f.next().flatMap(NMEAFields.smallInteger)
-            let h = f.next().flatMap(NMEAFields.decimal)
-            guard let t, at(t) else { break }
+            let quality = f.next(NMEAFields.smallInteger) ?? 0
+            let used = f.next(NMEAFields.smallInteger)
+            let h = f.next(NMEAFields.decimal)
+            guard let t, at(t, ending: &ended) else { break }
             if take(valid: (1...6).contains(quality) && used != 0, lat, ns, lon, ew, from: 1, at: t), let h { hdop = h }
         case .gll:
             // lat, N/S, lon, E/W, time, status
             let lat = f.next(), ns = f.next(), lon = f.next(), ew = f.next()
-            let t = f.next().flatMap(NMEAFields.timeOfDay)
+            let t = time(f.next())
             let status = NMEAFields.flag(f.next())
-            guard let t, at(t) else { break }
+            guard let t, at(t, ending: &ended) else { break }
             take(valid: status == UInt8(ascii: "A"), lat, ns, lon, ew, from: 3, at: t)
         case .zda:
             // time, day, month, year (4 digits)
-            let t = f.next().flatMap(NMEAFields.timeOfDay)
-            let dd = f.next().flatMap(NMEAFields.smallInteger)
-            let mm = f.next().flatMap(NMEAFields.smallInteger)
-            let yyyy = f.next().flatMap(NMEAFields.smallInteger)
-            if let t { _ = at(t) }
+            let t = time(f.next())
+            let dd = f.next(NMEAFields.smallInteger)
+            let mm = f.next(NMEAFields.smallInteger)
+            let yyyy = f.next(NMEAFields.smallInteger)
+            if let t { _ = at(t, ending: &ended) }
             if let dd, let mm, let yyyy, yyyy >= 1980, (1...12).contains(mm),
                (1...RFC3339.daysInMonth(year: yyyy, month: mm)).contains(dd) {
                 day = RFC3339.daysFromCivil(year: yyyy, month: mm, day: dd)
             }
         }
-        return ended ?? nil
+        return ended
+    }
+
+    /// A time-of-day field read (`RepeatedField`): nil when there is none or it is no time.
+    @inline(__always)
+    private mutating func time(_ field: ByteView?) -> Double? {
+        guard let field else { return nil }
+        return times.value(of: field, NMEAFields.timeOfDay)
+    }
+
+    /// Whether a sentence of time of day `t` belongs to the cycle being read (false when that
+    /// cycle has ended early: `finish()`); one of another time begins the next cycle, and the
+    /// outcome of the one it ends goes to `ended`. (A method, not a function nested in `take`:
+    /// the nested one's captures were checked for exclusive access at run time, on every call.)
+    @inline(__always)
+    private mutating func at(_ t: Double, ending ended: inout Outcome?) -> Bool {
+        if let current = timeOfDay, abs(current - t) < Self.sameCycle || abs(current - t) > 86_400 - Self.sameCycle {
+            return !finished
+        }
+        ended = finish()
+        timeOfDay = t
+        finished = false
+        cycleNumber += 1
+        return true
     }
 
     /// Ends the cycle being read (the input ended, or would block): its outcome, if it has one.
@@ -388,8 +467,8 @@ struct NMEACycles {
             if let lat, lat.count > 0 { sawVoid = true }
             return false
         }
-        guard s <= source, let la = lat.flatMap({ NMEAFields.angle($0, ns, limit: 90) }),
-              let lo = lon.flatMap({ NMEAFields.angle($0, ew, limit: 180) }) else { return false }
+        guard s <= source, let lat, let la = NMEAFields.angle(lat, ns, limit: 90),
+              let lon, let lo = NMEAFields.angle(lon, ew, limit: 180) else { return false }
         fixTime = t
         latitude = la
         longitude = lo
@@ -406,6 +485,33 @@ struct NMEACycles {
         let year = y >= 80 ? 1900 + y : 2000 + y
         guard (1...12).contains(m), (1...RFC3339.daysInMonth(year: year, month: m)).contains(d) else { return nil }
         return RFC3339.daysFromCivil(year: year, month: m, day: d)
+    }
+}
+
+/// The last field of one kind read and what it read as: a receiver repeats its time of day in
+/// every sentence of a cycle and its date all day, and reading them again cost more than the
+/// rest of the sentence. A field of up to 15 bytes is kept packed in two words and compared as
+/// them. Not part of a snapshot: a restored receiver reads its next field afresh.
+struct RepeatedField<Value> {
+    private var key: (UInt64, UInt64) = (0, 0)
+    private var value: Value?
+    private var kept = false
+
+    @inline(__always)
+    mutating func value(of f: ByteView, _ read: (ByteView) -> Value?) -> Value? {
+        let n = f.count
+        guard n >= 1 && n <= 15 else { return read(f) }
+        // Read without a check a byte: every index is below `n`. The count goes in the top byte,
+        // so that a field is never taken for a shorter one ending in zero bytes.
+        let p = f.unsafeBytes
+        var low: UInt64 = 0, high = UInt64(n) << 56
+        for i in 0..<min(n, 8) { low |= UInt64(p[i]) << (8 &* i) }
+        if n > 8 { for i in 8..<n { high |= UInt64(p[i]) << (8 &* (i &- 8)) } }
+        if kept && key.0 == low && key.1 == high { return value }
+        value = read(f)
+        key = (low, high)
+        kept = true
+        return value
     }
 }
 
@@ -458,8 +564,10 @@ struct NMEAReceiver: ~Copyable {
     enum Line {
         /// Blank: nothing to count.
         case blank
-        /// Passed over, counted by this kind: a sentence's type, `comment`, `not a sentence`.
+        /// Passed over, counted by this kind: `comment`, `not a sentence`.
         case passedOver(String)
+        /// A sentence no fix needs, passed over and counted by its type.
+        case otherSentence(ShortKind)
         /// A fix sentence whose checksum does not match.
         case badChecksum
         /// A fix sentence that did not end a cycle.
@@ -491,7 +599,7 @@ struct NMEAReceiver: ~Copyable {
         case .noise:
             return .passedOver("not a sentence")
         case .otherSentence(let type):
-            return .passedOver(type)
+            return .otherSentence(type)
         case .badChecksum:
             return .badChecksum
         case .fixSentence(let type, let fields):

@@ -25,6 +25,43 @@ struct PaddedBuffer: ~Copyable {
     /// Bytes that may hold data; `slack` more follow.
     private(set) var capacity: Int
 
+    /// The length of the mapping a mapped file lies in (`init(mapping:size:)`); 0 for a buffer
+    /// of its own.
+    private var mappedLength = 0
+
+    /// The first `size` bytes of regular file `fd`, mapped read-only in place of a buffer, with
+    /// `slack` readable bytes after them; nil where the file cannot be mapped. Read-only: never
+    /// written, moved, read into or grown.
+    ///
+    /// mmap fills the file's last page with zeros past its end; where fewer than `slack` bytes
+    /// are left on it, the range is first reserved as zero pages and the file laid over its
+    /// start, so that the bytes past the file's end read as zero to the end of the range even
+    /// where the file ends at a page's end. A file cut shorter while it is mapped faults where it is read
+    /// (SIGBUS), as with every reader that maps its input.
+    init?(mapping fd: Int32, size: Int) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let length = (size + PaddedBuffer.slack + page - 1) / page * page
+        let failed = UnsafeMutableRawPointer(bitPattern: -1)
+        guard size > 0 else { return nil }
+        if length == (size + page - 1) / page * page {
+            // The file's last page holds the slack: one mapping is enough.
+            guard let file = mmap(nil, length, PROT_READ, MAP_PRIVATE, fd, 0), file != failed else { return nil }
+            base = file.assumingMemoryBound(to: UInt8.self)
+            capacity = size
+            mappedLength = length
+            return
+        }
+        guard let range = mmap(nil, length, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), range != failed
+        else { return nil }
+        guard let file = mmap(range, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0), file == range else {
+            munmap(range, length)
+            return nil
+        }
+        base = range.assumingMemoryBound(to: UInt8.self)
+        capacity = size
+        mappedLength = length
+    }
+
     /// A buffer of `capacity` bytes and its slack, all zero.
     init(capacity: Int) {
         self.capacity = capacity
@@ -68,12 +105,19 @@ struct PaddedBuffer: ~Copyable {
         text.withByteView { _ = hold($0) }
     }
 
-    deinit { PaddedBuffer.release(base, count: capacity + PaddedBuffer.slack) }
+    deinit {
+        if mappedLength > 0 {
+            munmap(base, mappedLength)
+        } else {
+            PaddedBuffer.release(base, count: capacity + PaddedBuffer.slack)
+        }
+    }
 
     /// Makes room for at least `n` bytes (and the slack after them), keeping the first `kept`
     /// bytes; the rest start out zero.
     mutating func grow(to n: Int, keeping kept: Int = 0) {
         guard n > capacity else { return }
+        precondition(mappedLength == 0, "PaddedBuffer: a mapped file does not grow")
         let bigger = PaddedBuffer.zeroed(n + PaddedBuffer.slack)
         if kept > 0 { bigger.update(from: base, count: kept) }
         PaddedBuffer.release(base, count: capacity + PaddedBuffer.slack)
@@ -101,6 +145,13 @@ struct PaddedBuffer: ~Copyable {
         bytes(from: start, count: count).bytes
     }
 
+    /// Where byte `start` is (within the capacity), as a hint for the cache (`CacheHint`).
+    @inline(__always)
+    func address(of start: Int) -> UnsafeRawPointer {
+        assert(start >= 0 && start <= capacity, "PaddedBuffer: address past the capacity")
+        return UnsafeRawPointer(base + start)
+    }
+
     /// The index of the first `byte` in `range` (within the capacity), found by `memchr`.
     @inline(__always)
     func firstIndex(of byte: UInt8, in range: Range<Int>) -> Int? {
@@ -123,6 +174,7 @@ struct PaddedBuffer: ~Copyable {
     /// Moves `count` bytes from `from` to `to` (the ranges may overlap): the read buffer's
     /// compaction.
     func move(from: Int, count: Int, to: Int) {
+        assert(mappedLength == 0, "PaddedBuffer: a mapped file is not written")
         assert(from >= 0 && to >= 0 && from + count <= capacity && to + count <= capacity, "PaddedBuffer: move past the capacity")
         if count > 0 { memmove(base + to, base + from, count) }
     }
@@ -130,6 +182,7 @@ struct PaddedBuffer: ~Copyable {
     /// `read(2)` of at most `count` bytes of `fd` into the buffer at `at`: the bytes read, 0 at
     /// end of input, or -1 with `errno` set.
     func read(_ fd: Int32, at: Int, count: Int) -> Int {
+        assert(mappedLength == 0, "PaddedBuffer: a mapped file is not written")
         assert(at >= 0 && count >= 0 && at + count <= capacity, "PaddedBuffer: read(2) past the capacity")
         #if canImport(Glibc)
         return Glibc.read(fd, base + at, count)

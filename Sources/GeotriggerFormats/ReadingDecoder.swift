@@ -50,6 +50,9 @@ public protocol ReadingDecoder: AnyObject {
     /// so the run writes out everything decided so far; never for a regular file. A decoder that
     /// reads its input whole (GPX) never calls it.
     func whenIdle(_ body: @escaping () -> Void)
+    /// Where the next record will be read from, for a merge to have the cache load it first
+    /// (`CacheHint`); none by default.
+    var cacheHint: CacheHint { get }
 }
 
 extension ReadingDecoder {
@@ -58,6 +61,7 @@ extension ReadingDecoder {
     public var untimedPoints: Int { 0 }
     public var passedOver: [String: Int] { [:] }
     public func whenIdle(_ body: @escaping () -> Void) {}
+    public var cacheHint: CacheHint { CacheHint() }
 }
 
 /// A place in an input, for checkpoints: `offset` bytes from its start (where the next record

@@ -62,8 +62,11 @@ public enum ReadingInput {
     ///
     /// `device` names the device of every GPX or NMEA fix (default: the file name without
     /// extension, `stdin` for standard input); for NDJSON and CSV it is the device of records
-    /// that have none.
-    public static func open(path: String, format: ReadingFormat? = nil, device: String? = nil) throws -> any ReadingDecoder {
+    /// that have none. `mapsFile`: a regular file of lines (NDJSON, NMEA, gpsd; not CSV, and not
+    /// GPX, read whole) is mapped into memory rather than read (`LineReader`), for a run of many
+    /// inputs.
+    public static func open(path: String, format: ReadingFormat? = nil, device: String? = nil,
+                            mapsFile: Bool = false) throws -> any ReadingDecoder {
         let fd: Int32
         if path == "-" {
             fd = 0
@@ -82,9 +85,10 @@ public enum ReadingInput {
         }
         let owns = path != "-"
         if let format = format ?? ReadingFormat(pathExtensionOf: path) {
-            return decoder(fd: fd, ownsDescriptor: owns, sourceName: path, format: format, device: device)
+            return decoder(fd: fd, ownsDescriptor: owns, sourceName: path, format: format, device: device,
+                           mapsFile: mapsFile)
         }
-        let reader = LineReader(fd: fd, ownsDescriptor: owns)
+        let reader = LineReader(fd: fd, ownsDescriptor: owns, mapsFile: mapsFile)
         switch Self.formatByContent(of: reader) {
         case .nmea: return NMEADecoder(reader: reader, sourceName: path, device: device)
         case .gpsd: return GPSDDecoder(reader: reader, sourceName: path, device: device)
@@ -107,14 +111,24 @@ public enum ReadingInput {
                 out.append(path)
                 continue
             }
-            guard let names = SystemIO.directoryNames(path) else {
+            guard let entries = SystemIO.directoryEntries(path) else {
                 throw .unreadable(path: path, reason: String(cString: strerror(errno)))
             }
             let folder = path.hasSuffix("/") ? path : path + "/"
-            let files = names.filter { !$0.hasPrefix(".") }.map { folder + $0 }.filter { file in
+            // A regular file as readdir says, else as stat says (a link is followed).
+            let files = entries.filter { !$0.name.hasPrefix(".") }.compactMap { entry -> String? in
+                let file = folder + entry.name
+                if let regular = entry.regular { return regular ? file : nil }
                 var f = stat()
-                return stat(file, &f) == 0 && (f.st_mode & S_IFMT) == S_IFREG
-            }.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+                return stat(file, &f) == 0 && (f.st_mode & S_IFMT) == S_IFREG ? file : nil
+            }.map { (path: $0, bytes: Array($0.utf8)) }
+                .sorted { a, b in
+                    // memcmp, then the shorter first: byte order, without a generic iterator.
+                    let n = min(a.bytes.count, b.bytes.count)
+                    let c = a.bytes.withUnsafeBytes { x in b.bytes.withUnsafeBytes { y in memcmp(x.baseAddress!, y.baseAddress!, n) } }
+                    return c != 0 ? c < 0 : a.bytes.count < b.bytes.count
+                }
+                .map(\.path)
             if files.isEmpty { throw .unreadable(path: path, reason: "a directory with no files in it") }
             out += files
         }
@@ -162,20 +176,24 @@ public enum ReadingInput {
 
     /// A decoder for an already open descriptor.
     public static func decoder(
-        fd: Int32, ownsDescriptor: Bool, sourceName: String, format: ReadingFormat, device: String? = nil
+        fd: Int32, ownsDescriptor: Bool, sourceName: String, format: ReadingFormat, device: String? = nil,
+        mapsFile: Bool = false
     ) -> any ReadingDecoder {
         switch format {
         case .ndjson:
-            return NDJSONDecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, defaultDevice: device)
+            return NDJSONDecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, defaultDevice: device,
+                                 mapsFile: mapsFile)
         case .csv:
             return CSVDecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, defaultDevice: device)
         case .gpx:
             let name = sourceName == "-" ? (device ?? "stdin") : device
             return GPXDecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, device: name)
         case .nmea:
-            return NMEADecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, device: device)
+            return NMEADecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, device: device,
+                               mapsFile: mapsFile)
         case .gpsd:
-            return GPSDDecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, device: device)
+            return GPSDDecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, device: device,
+                               mapsFile: mapsFile)
         }
     }
 }

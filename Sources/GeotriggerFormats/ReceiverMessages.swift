@@ -135,6 +135,8 @@ package final class ReceiverMessages {
             return
         case .passedOver(let kind):
             pass(kind)
+        case .otherSentence(let type):
+            passed.add(type)
         case .badChecksum:
             rejectedLine = line
             try body(.rejected(.badChecksum, lineOffset: offset))

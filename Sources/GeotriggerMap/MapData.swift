@@ -101,7 +101,9 @@ extension MapData {
     /// rejected records (and, as `replay` rejects them, fixes older than their device's previous
     /// one) are counted.
     public mutating func readTracks(paths: [String], format: ReadingFormat? = nil, device: String? = nil) throws {
-        let decoders = try paths.map { try ReadingInput.open(path: $0, format: format, device: device) }
+        let decoders = try paths.map {
+            try ReadingInput.open(path: $0, format: format, device: device, mapsFile: paths.count > 1)
+        }
         let merged = MergedReadings(decoders)
         let names = DeviceTable()
         var byDevice: [Int] = []

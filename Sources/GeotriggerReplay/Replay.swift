@@ -453,10 +453,12 @@ public final class Replay {
 
     /// Every input opened before any is read, so a missing file stops the run cleanly, with the
     /// exit status SPEC §2 gives it (`replay` and `convert`).
+    /// With several inputs, regular files are mapped rather than read (`LineReader`'s `mapsFile`).
     static func openInputs(_ paths: [String], format: ReadingFormat?, device: String?) throws -> [any ReadingDecoder] {
-        try paths.map { path in
+        let several = paths.count > 1
+        return try paths.map { path in
             do {
-                return try ReadingInput.open(path: path, format: format, device: device)
+                return try ReadingInput.open(path: path, format: format, device: device, mapsFile: several)
             } catch let error as ReadingInputError {
                 switch error {
                 case .missing(let p): throw ReplayError.inputMissing(p)

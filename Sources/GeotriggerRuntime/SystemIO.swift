@@ -76,15 +76,24 @@ package enum SystemIO {
 
     /// The names in directory `path` (`.` and `..` included), or nil if it cannot be read.
     package static func directoryNames(_ path: String) -> [String]? {
+        directoryEntries(path)?.map(\.name)
+    }
+
+    /// The names in directory `path` with what readdir(3) says each is: a regular file (true),
+    /// something else (false), or not said (nil: the file system leaves it to stat(2), and a
+    /// symbolic link is followed only by stat). Nil if it cannot be read (errno set).
+    package static func directoryEntries(_ path: String) -> [(name: String, regular: Bool?)]? {
         guard let dir = opendir(path) else { return nil }
         defer { closedir(dir) }
-        var names: [String] = []
+        var entries: [(name: String, regular: Bool?)] = []
         while let entry = readdir(dir) {
-            names.append(withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            })
+            }
+            let type = Int32(entry.pointee.d_type)
+            entries.append((name, type == Int32(DT_REG) ? true : type == Int32(DT_UNKNOWN) || type == Int32(DT_LNK) ? nil : false))
         }
-        return names
+        return entries
     }
 
     /// posix_spawn(3) of `path` with `arguments` (C strings made and freed here) and the

@@ -26,11 +26,20 @@ struct GPSFakeTests {
     /// 25): both dated by gpsd 1024 weeks later than the receiver says.
     @Test("the events of gpsd's live reports equal those of the log's converted fixes")
     func liveThroughGPSD() throws {
-        // One after the other: two gpsd at once could be given the same free port.
-        for receiver in ["nl2008u", "bu353s4"] { try Self.liveThroughGPSD(receiver: receiver) }
+        // One after the other: two gpsd at once could be given the same free port. A session in
+        // which gpsd's own client was sent no fix at all (seen once in many runs on a loaded
+        // machine: gpsfake played the log for a minute and gpsd reported nothing) says nothing
+        // of Geotrigger: it is played once more, and a second such session fails the test.
+        for receiver in ["nl2008u", "bu353s4"] {
+            if try !Self.liveThroughGPSD(receiver: receiver, lastTry: false) {
+                _ = try Self.liveThroughGPSD(receiver: receiver, lastTry: true)
+            }
+        }
     }
 
-    static func liveThroughGPSD(receiver: String) throws {
+    /// One session; false, with nothing recorded, when gpsd reported no fix and this is not the
+    /// last try.
+    static func liveThroughGPSD(receiver: String, lastTry: Bool) throws -> Bool {
         let tools = try Self.gpsdTools()
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -89,6 +98,7 @@ struct GPSFakeTests {
         let gpsdFixes = try CLI.run(["convert", "-q", "--format", "gpsd", "--device", "rx", gpsfakeOut, "-o", reported])
         #expect(gpsdFixes.status == 0, "\(gpsdFixes.stderr)")
         let live = try Self.fixes(in: reported)
+        if live.isEmpty && !lastTry { return false }
         try #require(live.count == fixes.count, "\(receiver): gpsd reported \(live.count) fixes, Geotrigger read \(fixes.count)")
         let days = try Self.days(from: fixes[0].t, to: live[0].t)
         #expect(days == 0 || days == Self.rollOverDays, "\(receiver): gpsd's dates are \(days) days from the receiver's")
@@ -110,6 +120,7 @@ struct GPSFakeTests {
         let want = CLI.text(of: expected) ?? "", got = CLI.text(of: liveEvents) ?? ""
         #expect(want.split(separator: "\n").count >= 2, "\(receiver): the circles are crossed")
         #expect(got == want, "\(receiver): live events\n\(got)\nconverted fixes' events\n\(want)")
+        return true
     }
 
     // MARK: Helpers

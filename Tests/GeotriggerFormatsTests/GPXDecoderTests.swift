@@ -70,6 +70,11 @@ let gpxDataset = "/work/shared/datasets/gpxpy_tracks/cerknicko-jezero.gpx"
         #expect(GPXDecoder.deviceName(fromPath: "/x/y/ride.gpx") == "ride")
         #expect(GPXDecoder.deviceName(fromPath: "ride") == "ride")
         #expect(GPXDecoder.deviceName(fromPath: ".hidden") == ".hidden")
+        #expect(GPXDecoder.deviceName(fromPath: "logs/bus 7.v2.nmea") == "bus 7.v2")
+        #expect(GPXDecoder.deviceName(fromPath: "logs/d12/") == "d12")
+        #expect(GPXDecoder.deviceName(fromPath: "///") == "///")
+        #expect(GPXDecoder.deviceName(fromPath: "/x/.log") == ".log")
+        #expect(GPXDecoder.deviceName(fromPath: "/x/Zürich.gpx") == "Zürich")
     }
 
     @Test func truncatedElementIsRejected() {

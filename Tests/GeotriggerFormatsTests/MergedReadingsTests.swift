@@ -82,5 +82,74 @@ import Testing
     @Test func noSources() {
         #expect(MergedReadings([]).next().step == .end)
     }
-}
 
+    /// Pulls `m` to its end as a replay does: with `lane`, a few plain fixes at a time through
+    /// `drainPlainFixes`, then one step of `next()`; without, `next()` alone. Every reading and
+    /// reject is written down with the merge's places after it.
+    static func pull(_ m: MergedReadings, lane: Bool, seed: UInt64) -> [String] {
+        var generator = SplitMix64(seed: seed)
+        var out: [String] = []
+        func fix(_ t: Double, _ device: String, _ lat: Double, _ lon: Double, _ acc: Double) -> String {
+            "fix \(t) \(device) \(lat) \(lon) \(acc) \(m.sourceName):\(m.lineNumber) \(m.positions.map { "\($0.offset)/\($0.line)" })"
+        }
+        while true {
+            if lane {
+                var budget = Int.random(in: 0..<6, using: &generator)
+                m.drainPlainFixes { t, device, lat, lon, acc in
+                    out.append(fix(t, device.string, lat, lon, acc))
+                    budget -= 1
+                    return budget > 0
+                }
+            }
+            let s = m.next()
+            switch s.step {
+            case .end:
+                return out
+            case .reading:
+                let r = m.current
+                out.append(r.kind == .fix ? fix(r.t, r.deviceString, r.latitude, r.longitude, r.accuracy)
+                                          : "\(r.kind) \(r.t) \(r.deviceString) \(m.sourceName):\(m.lineNumber)")
+            case .rejected(let reason):
+                out.append("rejected \(reason) \(m.sourceName):\(m.lineNumber) [\(m.rejectedLine.string)]")
+            }
+        }
+    }
+
+    /// The merge's plain lane gives exactly what `next()` gives: the same fixes in the same
+    /// order, the rejects and other readings between them where they were, the same places for
+    /// a checkpoint. For sources all NDJSON or all NMEA (called directly) and a mix of the two.
+    @Test func thePlainLaneGivesWhatNextGives() throws {
+        var generator = SplitMix64(seed: 38)
+        var files: [TempFile] = []
+        for k in 0..<30 {
+            var lines: [String] = []
+            var t = Double(Int.random(in: 0..<4, using: &generator))
+            for n in 0..<Int.random(in: 0..<40, using: &generator) {
+                t += Double(Int.random(in: 0..<2, using: &generator))
+                switch Int.random(in: 0..<30, using: &generator) {
+                case 0: lines.append("garbage")
+                case 1: lines.append(#"{"t":\#(t),"device":"s\#(k)","uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0","major":1,"minor":\#(n),"rssi":-70}"#)
+                case 2: lines.append(fix(t - 5, "late\(k)"))
+                default: lines.append(fix(t, "d\(k)"))
+                }
+            }
+            files.append(TempFile(lines.joined(separator: "\n") + "\n", name: "\(k).ndjson"))
+        }
+        for k in 0..<12 {
+            files.append(TempFile(MappedInputTests.nmeaLog(cycles: Int.random(in: 0..<50, using: &generator), seed: UInt64(k),
+                                                           start: Int.random(in: 0..<20, using: &generator)), name: "r\(k).nmea"))
+        }
+        let ndjson = files.filter { $0.path.hasSuffix(".ndjson") }.map(\.path)
+        let nmea = files.filter { $0.path.hasSuffix(".nmea") }.map(\.path)
+        for (name, paths) in [("ndjson", ndjson), ("nmea", nmea), ("mixed", ndjson + nmea)] {
+            for seed: UInt64 in [1, 2] {
+                func merge() throws -> MergedReadings { MergedReadings(try paths.map { try ReadingInput.open(path: $0, mapsFile: true) }) }
+                let alone = Self.pull(try merge(), lane: false, seed: seed)
+                let laned = Self.pull(try merge(), lane: true, seed: seed)
+                #expect(laned == alone, "\(name)")
+                #expect(alone.count > 100, "\(name)")
+                #expect(alone.contains { $0.hasPrefix("rejected") }, "\(name)")
+            }
+        }
+    }
+}

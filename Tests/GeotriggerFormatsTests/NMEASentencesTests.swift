@@ -31,8 +31,8 @@ import GeotriggerCore
         if case .fixSentence(.gga, _) = Self.kind("$GPGGA,222449,3349.0337,S,01843.9282,E,1,07,02.31,000115.4,M,0033.3,M,,") {} else {
             Issue.record("no checksum")
         }
-        if case .otherSentence("GSV") = Self.kind(Self.sentence("GPGSV,3,1,10,03,41,050,46")) {} else { Issue.record("GSV") }
-        if case .otherSentence("PGRME") = Self.kind(Self.sentence("PGRME,1.7,M,2.4,M,3.0,M")) {} else { Issue.record("a vendor's sentence") }
+        if case .otherSentence(let k) = Self.kind(Self.sentence("GPGSV,3,1,10,03,41,050,46")), k.name == "GSV" {} else { Issue.record("GSV") }
+        if case .otherSentence(let k) = Self.kind(Self.sentence("PGRME,1.7,M,2.4,M,3.0,M")), k.name == "PGRME" {} else { Issue.record("a vendor's sentence") }
         if case .comment = Self.kind("# Name: Garmin GPSmap 76S") {} else { Issue.record("comment") }
         if case .blank = Self.kind("  \r") {} else { Issue.record("blank") }
         if case .noise = Self.kind("\u{b5}b\u{1}\u{7}") {} else { Issue.record("binary") }
@@ -139,8 +139,100 @@ import GeotriggerCore
         #expect(take("GPRMC,093803,A,5213.1439,N,02100.6511,E,000.0,226.0,160305,004.2,E,D") == nil)
         if case .fix = cycles.finish() {} else { Issue.record("the next cycle") }
     }
+
+    /// What a line is, worked out a byte at a time from SPEC §3's rules, as the decoder's
+    /// sixteen-bytes-at-a-time classification (`NMEALine.classify`, `NMEAFields`) must find it.
+    static func reference(_ line: [UInt8]) -> String {
+        var end = line.count
+        while end > 0 && [0x20, 0x0D, 0x09].contains(line[end - 1]) { end -= 1 }
+        var first = 0
+        while first < end && [0x20, 0x09].contains(line[first]) { first += 1 }
+        if first == end { return "blank" }
+        if line[first] == UInt8(ascii: "#") { return "comment" }
+        guard let dollar = line[first..<end].lastIndex(of: UInt8(ascii: "$")), end - dollar >= 7 else { return "noise" }
+        func alnum(_ b: UInt8) -> Bool { (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) }
+        guard line[(dollar + 1)...(dollar + 5)].allSatisfy(alnum) else { return "noise" }
+        let type = String(decoding: line[(dollar + 3)...(dollar + 5)], as: UTF8.self)
+        guard ["RMC", "GGA", "GLL", "ZDA"].contains(type), line[dollar + 1] != UInt8(ascii: "P") else {
+            let from = line[dollar + 1] == UInt8(ascii: "P") ? dollar + 1 : dollar + 3
+            return "other " + String(decoding: line[from..<min(from + 5, end)].prefix(while: alnum), as: UTF8.self)
+        }
+        var fieldsEnd = end
+        if line[end - 3] == UInt8(ascii: "*") && end - 3 > dollar {
+            let hex = String(decoding: line[(end - 2)..<end], as: UTF8.self)
+            guard let sum = UInt8(hex, radix: 16), hex.allSatisfy(\.isHexDigit) else { return "bad checksum" }
+            guard line[(dollar + 1)..<(end - 3)].reduce(0, ^) == sum else { return "bad checksum" }
+            fieldsEnd = end - 3
+        }
+        let rest = line[(dollar + 6)..<fieldsEnd]
+        let fields = rest.first == UInt8(ascii: ",")
+            ? rest.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).dropFirst().map { String(decoding: $0, as: UTF8.self) }
+            : []
+        return "fix \(type) [\(fields.joined(separator: "|"))]"
+    }
+
+    /// The same, from the decoder's classification.
+    static func classified(_ line: [UInt8]) -> String {
+        line.withByteView { view in
+            switch NMEALine.classify(view) {
+            case .blank: return "blank"
+            case .comment: return "comment"
+            case .noise: return "noise"
+            case .badChecksum: return "bad checksum"
+            case .otherSentence(let kind): return "other " + kind.name
+            case .fixSentence(let type, var fields):
+                var all: [String] = []
+                while let f = fields.next() { all.append(f.string) }
+                let name = switch type { case .rmc: "RMC"; case .gga: "GGA"; case .gll: "GLL"; case .zda: "ZDA" }
+                return "fix \(name) [\(all.joined(separator: "|"))]"
+            }
+        }
+    }
+
+    /// Sentences as receivers send them, then damaged every way a line of a log is: bytes before
+    /// (a binary packet's), another `$` within, commas, spaces and CRs at the ends, cut short,
+    /// a byte changed, lengthened past what one pass maps (128 bytes): each line classified as
+    /// the byte-at-a-time reading of SPEC §3 says, its fields split where it splits them.
+    @Test func linesAreClassifiedAsTheRulesReadByteByByteSay() {
+        var generator = SplitMix64(seed: 3_0183)
+        let bodies = [
+            "GPGGA,093802,5213.1439,N,02100.6511,E,2,10,0.9,137.2,M,36.2,M,,",
+            "GNRMC,011903.00,A,4552.65550,S,17030.00756,E,0.021,,010119,,,A",
+            "GPGLL,3854.5087,N,07726.4523,W,125106,A",
+            "GPZDA,125106.00,24,10,2011,00,00",
+            "GPGSA,A,3,02,05,06,09,12,17,19,25,,,,,3.50,2.5,1.10",
+            "PGRME,1.7,M,2.4,M,3.0,M",
+            "GPGSV,3,1,10,03,41,050,46",
+        ]
+        var checked = 0, kinds = Set<String>()
+        for _ in 0..<20_000 {
+            var line = Array(Self.sentence(bodies[Int.random(in: 0..<bodies.count, using: &generator)]).utf8)
+            for _ in 0..<Int.random(in: 0..<4, using: &generator) {
+                let at = Int.random(in: 0...line.count, using: &generator)
+                switch Int.random(in: 0..<9, using: &generator) {
+                case 0: line.insert(contentsOf: (0..<Int.random(in: 1..<40, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }, at: 0)
+                case 1: line.insert(UInt8(ascii: "$"), at: at)
+                case 2: line.insert(UInt8(ascii: ","), at: at)
+                case 3: line += Array(" \r\t".utf8).shuffled(using: &generator).prefix(Int.random(in: 1...3, using: &generator))
+                case 4: line = Array(line.prefix(at))
+                case 5: if !line.isEmpty { line[Int.random(in: 0..<line.count, using: &generator)] = UInt8.random(in: 0x20...0x7E, using: &generator) }
+                case 6: line.insert(contentsOf: Array(repeating: UInt8(ascii: "7"), count: Int.random(in: 40..<200, using: &generator)), at: min(at, line.count))
+                case 7: line.insert(contentsOf: Array("  ".utf8), at: 0)
+                default: line += Array(Self.sentence(bodies[Int.random(in: 0..<bodies.count, using: &generator)]).utf8)
+                }
+            }
+            let expected = Self.reference(line), got = Self.classified(line)
+            #expect(got == expected, "\(String(decoding: line, as: UTF8.self))")
+            kinds.insert(String(expected.prefix(5)))
+            checked += 1
+        }
+        // The kinds that matter came up.
+        #expect(kinds.isSuperset(of: ["noise", "other", "bad c", "fix G", "fix R", "fix Z"]), "\(kinds)")
+        #expect(checked == 20_000)
+    }
 }
 
 extension String {
     func leftPadded(_ n: Int) -> String { String(repeating: "0", count: max(0, n - count)) + self }
+
 }

@@ -8,7 +8,7 @@ enum ReadingsTargets {
     static let all: [FuzzTarget] = [
         FuzzTarget(
             name: "ndjson-readings",
-            about: "NDJSON readings: the replay loop's plain-fix lane, next() alone with a buffer of one line, "
+            about: "NDJSON readings: the replay loop's plain-fix lane (on the file read, and mapped), next() alone with a buffer of one line, "
                 + "each line lent as a Kafka message, and each record with a space after its brace (the general "
                 + "reader, never the plain lane) decide every line the same; every reading is valid; a resumed "
                 + "decoder reads on the same",
@@ -25,7 +25,7 @@ enum ReadingsTargets {
             check: { gpx($0) }),
         FuzzTarget(
             name: "nmea-readings",
-            about: "NMEA 0183 sentences: a roomy buffer and a one-line buffer decide every line and cycle the "
+            about: "NMEA 0183 sentences: a roomy buffer, a one-line buffer and the file mapped decide every line and cycle the "
                 + "same; every fix is valid; a resumed decoder reads on the same; the content tells NMEA wherever "
                 + "the first line that is no comment or noise is a sentence",
             check: { nmea($0) }),
@@ -70,6 +70,11 @@ enum ReadingsTargets {
                                 maxLineLength: maxLine), lane: false)
         }
         compare(lane, "the plain-fix lane with a roomy buffer", tight, "next() with a one-line buffer", &findings)
+        let mapped = ndjsonFile.withDescriptor(bytes) { fd in
+            drain(NDJSONDecoder(fd: fd, sourceName: "mapped", defaultDevice: "default", maxLineLength: maxLine,
+                                mapsFile: true), lane: true)
+        }
+        compare(lane, "the plain-fix lane with a roomy buffer", mapped, "the plain-fix lane, the file mapped", &findings)
         validate(lane, &findings)
 
         // Each line lent as a Kafka message would be (the caller's bytes end at the record's last byte).
@@ -168,6 +173,11 @@ enum ReadingsTargets {
                   lane: false)
         }
         compare(roomy, "a roomy buffer", tight, "a one-line buffer", &findings)
+        let mapped = nmeaFile.withDescriptor(bytes) { fd in
+            drain(NMEADecoder(fd: fd, sourceName: "mapped", device: "receiver", maxLineLength: maxLine, mapsFile: true),
+                  lane: false)
+        }
+        compare(roomy, "a roomy buffer", mapped, "the file mapped", &findings)
         // A cycle is reported at the line that gave its position, which a rejected line after it
         // may precede: line numbers need not increase.
         validate(roomy, &findings, ordered: false)

@@ -89,14 +89,20 @@ struct NMEACommand: ParsableCommand {
         var ndjsonBytes: Int
         var nmeaBytes: Int
         var ndjson: Timing
+        /// The `.nmea` files' directory as the input, as a user replays a fleet's logs.
         var nmea: Timing
-        /// For context: the same readings as one NDJSON file per device (what reading 2,000
-        /// inputs costs whatever their format), and 2,000 empty files (the cost of naming and
-        /// opening them, regions included).
+        /// For context: the same files named one by one on the command line, in device order;
+        /// the same readings as one NDJSON file per device, their directory (what reading 2,000
+        /// inputs costs whatever their format); a directory of 2,000 empty files (the cost of
+        /// listing, opening and closing them, regions included).
+        var nmeaNamed: Timing
         var ndjsonPerDevice: Timing
         var emptyFiles: Timing
-        /// Whether the per-device NDJSON files' events are byte-identical to the one file's.
+        /// Whether the per-device NDJSON directory's events are byte-identical to the NMEA
+        /// directory's (the same inputs in the same order), and the named `.nmea` files' to the
+        /// one NDJSON file's (device order, as that file's).
         var ndjsonPerDeviceIdentical: Bool
+        var namedIdentical: Bool
         /// NMEA's median over NDJSON's (and best over best).
         var ratioMedian: Double
         var ratioBest: Double
@@ -251,10 +257,16 @@ struct NMEACommand: ParsableCommand {
         log("city: \(regions) circles, \(devices) devices × \(seconds) s (cached in \(data))")
         let files = try ScenarioFiles.prepare(scenario, dataDirectory: data, placesPath: "")
         let nmeaDirectory = "\(files.directory)/nmea"
+        let perDeviceDirectory = "\(files.directory)/per-device", emptyDirectory = "\(files.directory)/empty"
         let paths = (0..<devices).map { "\(nmeaDirectory)/d\($0).nmea" }
         let perDevice = (0..<devices).map { "\(files.directory)/per-device/d\($0).ndjson" }
         let empty = (0..<devices).map { "\(files.directory)/empty/d\($0).nmea" }
-        if !FileManager.default.fileExists(atPath: "\(nmeaDirectory)/DONE") {
+        // The marker is a dot file, so that replaying the directory passes over it.
+        let done = "\(nmeaDirectory)/.done"
+        if FileManager.default.fileExists(atPath: "\(nmeaDirectory)/DONE") {
+            try FileManager.default.moveItem(atPath: "\(nmeaDirectory)/DONE", toPath: done)
+        }
+        if !FileManager.default.fileExists(atPath: done) {
             for dir in [nmeaDirectory, "\(files.directory)/per-device", "\(files.directory)/empty"] {
                 try? FileManager.default.removeItem(atPath: dir)
                 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -263,7 +275,7 @@ struct NMEACommand: ParsableCommand {
             try NMEAWriter.splitNDJSON(readings: files.readingsPath, to: perDevice)
             for path in empty { try Data().write(to: URL(fileURLWithPath: path)) }
             try Data("one .nmea file per device of \(files.readingsPath)\n".utf8)
-                .write(to: URL(fileURLWithPath: "\(nmeaDirectory)/DONE"))
+                .write(to: URL(fileURLWithPath: done))
         }
         let identical = try NMEAWriter.bitIdentical(readings: files.readingsPath, nmea: paths)
         let nmeaBytes = try paths.reduce(0) { $0 + (try FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int ?? 0) }
@@ -273,13 +285,14 @@ struct NMEACommand: ParsableCommand {
         let common = [binary, "replay", "--regions", files.regionsPath]
         let commands: [(name: String, arguments: [String])] = [
             ("ndjson", pinToOneCore + common + ["-o", "\(work)/events-ndjson.ndjson", files.readingsPath]),
-            ("nmea", pinToOneCore + common + ["-o", "\(work)/events-nmea.ndjson"] + paths),
-            ("per-device", pinToOneCore + common + ["-o", "\(work)/events-per-device.ndjson"] + perDevice),
-            ("empty", pinToOneCore + common + ["-o", "\(work)/events-empty.ndjson"] + empty),
+            ("nmea", pinToOneCore + common + ["-o", "\(work)/events-nmea.ndjson", nmeaDirectory]),
+            ("nmea-named", pinToOneCore + common + ["-o", "\(work)/events-nmea-named.ndjson"] + paths),
+            ("per-device", pinToOneCore + common + ["-o", "\(work)/events-per-device.ndjson", perDeviceDirectory]),
+            ("empty", pinToOneCore + common + ["-o", "\(work)/events-empty.ndjson", emptyDirectory]),
         ]
         var runs: [String: [(seconds: Double, peak: Double)]] = [:]
         var summaries: [String: String] = [:]
-        log("city: replaying \(files.readingsPath), \(devices) .nmea files, \(devices) .ndjson files and \(devices) empty files, \(`repeat`) times each")
+        log("city: replaying \(files.readingsPath), the directories of \(devices) .nmea, .ndjson and empty files, and the .nmea files named, \(`repeat`) times each")
         for _ in 0..<`repeat` {
             for c in commands {
                 let stderr = "\(work)/stderr-\(c.name).txt"
@@ -301,14 +314,15 @@ struct NMEACommand: ParsableCommand {
         for l in linesB { counts[l, default: 0] -= 1 }
         let differing = counts.values.reduce(0) { $0 + abs($1) }
         let ndjson = timing("ndjson"), nmea = timing("nmea")
-        let perDeviceIdentical = try a == Self.bytes(of: "\(work)/events-per-device.ndjson")
+        let perDeviceIdentical = try b == Self.bytes(of: "\(work)/events-per-device.ndjson")
+        let namedIdentical = try a == Self.bytes(of: "\(work)/events-nmea-named.ndjson")
         func lastLines(_ s: String) -> String {
             s.split(separator: "\n").suffix(3).joined(separator: "\n").replacingOccurrences(of: "\(files.directory)/", with: "")
         }
         return City(regions: regions, devices: devices, seconds: seconds, fixes: devices * seconds,
                     ndjsonBytes: ndjsonBytes, nmeaBytes: nmeaBytes, ndjson: ndjson, nmea: nmea,
-                    ndjsonPerDevice: timing("per-device"), emptyFiles: timing("empty"),
-                    ndjsonPerDeviceIdentical: perDeviceIdentical,
+                    nmeaNamed: timing("nmea-named"), ndjsonPerDevice: timing("per-device"), emptyFiles: timing("empty"),
+                    ndjsonPerDeviceIdentical: perDeviceIdentical, namedIdentical: namedIdentical,
                     ratioMedian: nmea.median / ndjson.median, ratioBest: nmea.best / ndjson.best,
                     ndjsonEvents: linesA.count, nmeaEvents: linesB.count, eventsIdentical: a == b,
                     eventsSortedEqual: differing == 0, eventsDiffering: differing, fixesBitIdentical: identical,
@@ -361,33 +375,42 @@ struct NMEACommand: ParsableCommand {
                 fix (GGA with HDOP = accuracy ÷ 8, GSA, RMC; checksums, CR LF; positions in \
                 `ddmm.mmmmmmm`, 7 decimals of minutes). Timed: `taskset -c 0 geotrigger replay \
                 --regions regions.csv -o events readings.ndjson` against the same with the \
-                \(c.devices.formatted()) `.nmea` files, in device order, instead of the NDJSON file; \
-                wall time of the process, runs taking turns.
+                directory of the \(c.devices.formatted()) `.nmea` files (`… -o events nmea/`, as a user \
+                replays a fleet's logs) instead of the NDJSON file; wall time of the process, runs \
+                taking turns.
 
                 | input | bytes | seconds (best / median / worst) | fixes/s (median) | peak memory |
                 |---|---|---|---|---|
                 | NDJSON, 1 file | \(f1(Double(c.ndjsonBytes) / 1e6)) MB | \(f3(c.ndjson.best)) / \(f3(c.ndjson.median)) / \(f3(c.ndjson.max)) | \
                 \(f0(Double(c.fixes) / c.ndjson.median).formattedInteger) | \(f0(c.ndjson.peakMiB)) MiB |
-                | NMEA, \(c.devices.formatted()) files | \(f1(Double(c.nmeaBytes) / 1e6)) MB | \(f3(c.nmea.best)) / \(f3(c.nmea.median)) / \(f3(c.nmea.max)) | \
+                | NMEA, a directory of \(c.devices.formatted()) files | \(f1(Double(c.nmeaBytes) / 1e6)) MB | \(f3(c.nmea.best)) / \(f3(c.nmea.median)) / \(f3(c.nmea.max)) | \
                 \(f0(Double(c.fixes) / c.nmea.median).formattedInteger) | \(f0(c.nmea.peakMiB)) MiB |
-                | for context: NDJSON, \(c.devices.formatted()) files (one per device) | \(f1(Double(c.ndjsonBytes) / 1e6)) MB | \
+                | for context: NMEA, the \(c.devices.formatted()) files named | \(f1(Double(c.nmeaBytes) / 1e6)) MB | \
+                \(f3(c.nmeaNamed.best)) / \(f3(c.nmeaNamed.median)) / \(f3(c.nmeaNamed.max)) | \
+                \(f0(Double(c.fixes) / c.nmeaNamed.median).formattedInteger) | \(f0(c.nmeaNamed.peakMiB)) MiB |
+                | for context: NDJSON, a directory of \(c.devices.formatted()) files (one per device) | \(f1(Double(c.ndjsonBytes) / 1e6)) MB | \
                 \(f3(c.ndjsonPerDevice.best)) / \(f3(c.ndjsonPerDevice.median)) / \(f3(c.ndjsonPerDevice.max)) | \
                 \(f0(Double(c.fixes) / c.ndjsonPerDevice.median).formattedInteger) | \(f0(c.ndjsonPerDevice.peakMiB)) MiB |
-                | for context: \(c.devices.formatted()) empty files | 0 | \
+                | for context: a directory of \(c.devices.formatted()) empty files | 0 | \
                 \(f3(c.emptyFiles.best)) / \(f3(c.emptyFiles.median)) / \(f3(c.emptyFiles.max)) | — | \(f0(c.emptyFiles.peakMiB)) MiB |
 
                 NMEA ÷ NDJSON: **\(f2(c.ratioMedian))×** (median; best \(f2(c.ratioBest))×); target ≤ 2×: \
                 **\(metRatio ? "met" : "not met")**. The context rows split the gap: the same \
                 readings as \(c.devices.formatted()) NDJSON files take \(f2(c.ndjsonPerDevice.median / c.ndjson.median))× \
-                the one file (their events byte-identical to its: \(c.ndjsonPerDeviceIdentical ? "yes" : "**no**")), \
-                and \(c.devices.formatted()) empty files alone \(f3(c.emptyFiles.median)) s (start-up and the \
-                regions, then naming, opening and closing the files: much of it the argument parser's, whose \
-                time grows with the square of the number of arguments); NMEA's own cost is the rest, \
-                \(f3(c.nmea.median - c.ndjsonPerDevice.median)) s over the per-device NDJSON files.
+                the one file, and \(c.devices.formatted()) empty files alone \(f3(c.emptyFiles.median)) s \
+                (start-up and the regions, then listing, opening and closing the files); NMEA's own cost \
+                is the rest, \(f3(c.nmea.median - c.ndjsonPerDevice.median)) s over the per-device NDJSON \
+                files. Naming the \(c.devices.formatted()) files instead of their directory costs \
+                \(f3(c.nmeaNamed.median - c.nmea.median)) s more (the argument parser's time grows with the \
+                square of the number of arguments).
 
                 Events: \(c.ndjsonEvents.formatted()) from NDJSON, \(c.nmeaEvents.formatted()) from NMEA; \
-                byte-identical: \(c.eventsIdentical ? "yes" : "no"); the same lines in any order: \
-                \(c.eventsSortedEqual ? "yes" : "no, \(c.eventsDiffering) lines differ"). Fixes whose NMEA \
+                the same lines in any order: \(c.eventsSortedEqual ? "yes" : "no, \(c.eventsDiffering) lines differ") \
+                (a directory's files are merged in byte order of their names, `d0`, `d1`, `d10` …, so \
+                events of one second come in another order than the NDJSON file's, by device); \
+                byte-identical to the per-device NDJSON directory's: \(c.ndjsonPerDeviceIdentical ? "yes" : "**no**"); \
+                the named `.nmea` files' (device order) byte-identical to the NDJSON file's: \
+                \(c.namedIdentical ? "yes" : "**no**"). Fixes whose NMEA \
                 decodes to the very doubles NDJSON gives (time, position, accuracy): \
                 \(c.fixesBitIdentical.formatted()) of \(c.fixes.formatted()) (a position read as degrees \
                 plus minutes ÷ 60 may land an ulp from the NDJSON's correctly rounded degrees).
