@@ -578,6 +578,8 @@ struct NMEAReceiver: ~Copyable {
     }
 
     private(set) var cycles = NMEACycles()
+    /// The last sentence no fix needs, to know its next ones without classifying them again.
+    private var repeated = RepeatedSentence()
     private var seenCycle = 0
     /// Two buffers, so the cycle that just ended keeps its line while the next one's is kept.
     private var lineA = PaddedBuffer(capacity: 128)
@@ -591,6 +593,7 @@ struct NMEAReceiver: ~Copyable {
 
     /// Reads one line (without its line end), found at `place`.
     mutating func read(_ text: ByteView, place: Int64) -> Line {
+        if let kind = repeated.kind(of: text) { return .otherSentence(kind) }
         switch NMEALine.classify(text) {
         case .blank:
             return .blank
@@ -599,6 +602,7 @@ struct NMEAReceiver: ~Copyable {
         case .noise:
             return .passedOver("not a sentence")
         case .otherSentence(let type):
+            repeated.note(text, type)
             return .otherSentence(type)
         case .badChecksum:
             return .badChecksum
@@ -645,5 +649,38 @@ struct NMEAReceiver: ~Copyable {
         inA = true
         let place = try r.zigzag()
         text.withUnsafeBytes { keep(ByteView(unsafe: $0), place: place) }
+    }
+}
+
+/// The address of the last sentence no fix needs that began its line (`$GPGSA,`…), and its type:
+/// a receiver sends the same few every cycle, and classifying each again (its last `$`, its
+/// address's characters, its type) cost more than the fix sentences' fields. A line that begins
+/// with the same seven bytes (the `$`, the address, and its comma or `*`) and holds no later `$`
+/// is that sentence again, as `NMEALine.classify` would find.
+struct RepeatedSentence {
+    /// The line's first seven bytes, packed; 0 before any.
+    private var prefix: UInt64 = 0
+    private var type = ShortKind(word: 1)
+
+    /// The type of `text` when it is the noted sentence again; nil otherwise.
+    @inline(__always)
+    func kind(of text: ByteView) -> ShortKind? {
+        guard prefix != 0, text.count >= 8, text.word(at: 0) & 0x00FF_FFFF_FFFF_FFFF == prefix else { return nil }
+        guard let base = text.unsafeBytes.baseAddress,
+              geotrigger_last_byte(base.assumingMemoryBound(to: UInt8.self), 1, Int64(text.count), UInt8(ascii: "$")) < 0
+        else { return nil }
+        return type
+    }
+
+    /// `text` was classified as a sentence of `type` no fix needs: noted when its `$` begins the
+    /// line and its address is followed by a comma or the checksum's `*` (a letter or digit would
+    /// lengthen the type, a space may be the end of the line).
+    mutating func note(_ text: ByteView, _ type: ShortKind) {
+        guard text.count >= 8, text[0] == UInt8(ascii: "$"), text[6] == UInt8(ascii: ",") || text[6] == UInt8(ascii: "*"),
+              geotrigger_last_byte(text.unsafeBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), 1, Int64(text.count),
+                                   UInt8(ascii: "$")) < 0
+        else { return }
+        prefix = text.word(at: 0) & 0x00FF_FFFF_FFFF_FFFF
+        self.type = type
     }
 }

@@ -205,6 +205,9 @@ import GeotriggerCore
             "GPGSV,3,1,10,03,41,050,46",
         ]
         var checked = 0, kinds = Set<String>()
+        // The receiver (which knows a repeated sentence without classifying it again) says the
+        // same of every line, in the stream's order.
+        var receiver = NMEAReceiver()
         for _ in 0..<20_000 {
             var line = Array(Self.sentence(bodies[Int.random(in: 0..<bodies.count, using: &generator)]).utf8)
             for _ in 0..<Int.random(in: 0..<4, using: &generator) {
@@ -223,6 +226,16 @@ import GeotriggerCore
             }
             let expected = Self.reference(line), got = Self.classified(line)
             #expect(got == expected, "\(String(decoding: line, as: UTF8.self))")
+            let read: String = line.withByteView { view in
+                switch receiver.read(view, place: Int64(checked)) {
+                case .blank: return "blank"
+                case .passedOver(let kind): return kind == "comment" ? "comment" : "noise"
+                case .otherSentence(let kind): return "other " + kind.name
+                case .badChecksum: return "bad checksum"
+                case .taken, .ended: return "fix"
+                }
+            }
+            #expect(read == (expected.hasPrefix("fix") ? "fix" : expected), "\(String(decoding: line, as: UTF8.self))")
             kinds.insert(String(expected.prefix(5)))
             checked += 1
         }
