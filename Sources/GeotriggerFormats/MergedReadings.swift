@@ -54,14 +54,28 @@ public final class MergedReadings {
         returned = Array(repeating: .start, count: sources.count)
     }
 
-    /// Source `i` has just read its next head: notes where it will read from next, and has the
-    /// cache load what the sources after the top will read, a step or two before they do.
+    /// Moves the top source (whose reading was returned) on to its next: its new head into
+    /// place, or out at its end; a rejected record is returned, the source then still without a
+    /// head (`consumed` stays set, so it is asked again). With a new head, notes where the source
+    /// will read from next and has the cache load what the sources after the top will read, a
+    /// step or two before they do.
     @inline(__always)
-    private func advanced(_ i: Int, hint: CacheHint) {
-        hints[i] = hint
-        let (a, b) = heads.following
-        if a >= 0 { hints[a].prefetch() }
-        if b >= 0 { hints[b].prefetch() }
+    private func advanceTop<S: MergeSources>(_ s: S) -> RejectReason? {
+        let i = heads.top
+        switch s.next(i) {
+        case .reading:
+            heads.replaceTop(at: s.current(i).t)
+            hints[i] = s.cacheHint(i)
+            let (a, b) = heads.following
+            if a >= 0 { hints[a].prefetch() }
+            if b >= 0 { hints[b].prefetch() }
+        case .rejected(let reason):
+            return reason
+        case .end:
+            heads.removeTop()
+        }
+        consumed = false
+        return nil
     }
 
     public func next() -> Step {
@@ -94,17 +108,8 @@ public final class MergedReadings {
         // The source of the last reading returned moves on to its next.
         if consumed {
             let i = heads.top
-            switch sources[i].next() {
-            case .reading:
-                heads.replaceTop(at: sources[i].current.t)
-                advanced(i, hint: sources[i].cacheHint)
-            case .rejected(let reason):
-                // Still without a head: asked again on the next call.
-                return rejected(reason, from: i)
-            case .end:
-                heads.removeTop()
-            }
-            consumed = false
+            // Still without a head after a reject: asked again on the next call.
+            if let reason = advanceTop(MixedSources(all: sources)) { return rejected(reason, from: i) }
         }
         guard !heads.isEmpty else { return Step(step: .end, source: -1) }
         let best = heads.top
@@ -183,19 +188,9 @@ public final class MergedReadings {
     private func drain<S: MergeSources>(_ s: S, _ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                                                          _ longitude: Double, _ accuracy: Double) -> Bool) {
         while true {
-            if consumed {
-                let i = heads.top
-                switch s.next(i) {
-                case .reading:
-                    heads.replaceTop(at: s.current(i).t)
-                    advanced(i, hint: s.cacheHint(i))
-                case .rejected(let reason):
-                    pending = (reason, i)
-                    return
-                case .end:
-                    heads.removeTop()
-                }
-                consumed = false
+            if consumed, let reason = advanceTop(s) {
+                pending = (reason, heads.top)
+                return
             }
             guard !heads.isEmpty else { return }
             let best = heads.top

@@ -57,9 +57,8 @@ enum NMEALine {
             let from = p[dollar + 1] == UInt8(ascii: "P") ? dollar + 1 : dollar + 3
             var to = dollar + 6
             while to < end && to < from + 5 && isUpperAlphanumeric(p[to]) { to += 1 }
-            var word: UInt64 = 0
-            for k in from..<to { word |= UInt64(p[k]) << (8 &* (k &- from)) }
-            return .otherSentence(ShortKind(word: word))
+            guard let kind = ShortKind(line[from..<to]) else { return .noise }
+            return .otherSentence(kind)
         }
         guard star > dollar else { return .fixSentence(type, fields: NMEAFields(line, from: dollar + 6, to: end, commas: commas)) }
         guard let high = hexValue(p[end - 2]), let low = hexValue(p[end - 1]) else { return .badChecksum }
@@ -179,18 +178,19 @@ struct NMEAFields {
     mutating func next() -> ByteView? {
         guard at < end else { return nil }
         let start = at &+ 1
-        let stop: Int
-        if mapped {
-            // The comma at `at` is the lowest: off it comes, and the next is the field's end.
-            if low != 0 { low &= low &- 1 } else { high &= high &- 1 }
-            stop = min(low != 0 ? low.trailingZeroBitCount : high != 0 ? 64 &+ high.trailingZeroBitCount : end, end)
-        } else {
-            stop = Self.comma(from: start, to: end, in: bytes)
-        }
+        let stop = mapped ? nextMappedComma() : Self.comma(from: start, to: end, in: bytes)
         at = stop
         // Sliced without a check: `start` <= `stop` <= `end` <= the line's count.
         return ByteView(unsafe: UnsafeRawBufferPointer(start: bytes.unsafeBytes.baseAddress.unsafelyUnwrapped + start,
                                                        count: stop &- start))
+    }
+
+    /// The comma after the one at `at` (the lowest in the map: off it comes, and the next is the
+    /// field's end), or `end`.
+    @inline(__always)
+    private mutating func nextMappedComma() -> Int {
+        if low != 0 { low &= low &- 1 } else { high &= high &- 1 }
+        return min(low != 0 ? low.trailingZeroBitCount : high != 0 ? 64 &+ high.trailingZeroBitCount : end, end)
     }
 
     /// The first comma of `line[from..<end]`, or `end`: a line too long to be mapped.
@@ -215,10 +215,7 @@ struct NMEAFields {
             for _ in 0..<n { _ = next() }
             return
         }
-        for _ in 0..<n where at < end {
-            if low != 0 { low &= low &- 1 } else { high &= high &- 1 }
-            at = min(low != 0 ? low.trailingZeroBitCount : high != 0 ? 64 &+ high.trailingZeroBitCount : end, end)
-        }
+        for _ in 0..<n where at < end { at = nextMappedComma() }
     }
 
     /// A decimal number (digits, at most one point, no sign), correctly rounded; nil if the field
@@ -658,18 +655,22 @@ struct NMEAReceiver: ~Copyable {
 /// with the same seven bytes (the `$`, the address, and its comma or `*`) and holds no later `$`
 /// is that sentence again, as `NMEALine.classify` would find.
 struct RepeatedSentence {
-    /// The line's first seven bytes, packed; 0 before any.
-    private var prefix: UInt64 = 0
-    private var type = ShortKind(word: 1)
+    /// The line's first seven bytes, packed, and the sentence's type; nil before any.
+    private var noted: (prefix: UInt64, type: ShortKind)?
 
     /// The type of `text` when it is the noted sentence again; nil otherwise.
     @inline(__always)
     func kind(of text: ByteView) -> ShortKind? {
-        guard prefix != 0, text.count >= 8, text.word(at: 0) & 0x00FF_FFFF_FFFF_FFFF == prefix else { return nil }
-        guard let base = text.unsafeBytes.baseAddress,
-              geotrigger_last_byte(base.assumingMemoryBound(to: UInt8.self), 1, Int64(text.count), UInt8(ascii: "$")) < 0
-        else { return nil }
-        return type
+        guard let noted, text.count >= 8, text.word(at: 0) & 0x00FF_FFFF_FFFF_FFFF == noted.prefix,
+              Self.hasNoDollarAfterFirst(text) else { return nil }
+        return noted.type
+    }
+
+    /// Whether no `$` follows the line's first byte.
+    @inline(__always)
+    private static func hasNoDollarAfterFirst(_ text: ByteView) -> Bool {
+        geotrigger_last_byte(text.unsafeBytes.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: UInt8.self), 1,
+                             Int64(text.count), UInt8(ascii: "$")) < 0
     }
 
     /// `text` was classified as a sentence of `type` no fix needs: noted when its `$` begins the
@@ -677,10 +678,7 @@ struct RepeatedSentence {
     /// lengthen the type, a space may be the end of the line).
     mutating func note(_ text: ByteView, _ type: ShortKind) {
         guard text.count >= 8, text[0] == UInt8(ascii: "$"), text[6] == UInt8(ascii: ",") || text[6] == UInt8(ascii: "*"),
-              geotrigger_last_byte(text.unsafeBytes.baseAddress!.assumingMemoryBound(to: UInt8.self), 1, Int64(text.count),
-                                   UInt8(ascii: "$")) < 0
-        else { return }
-        prefix = text.word(at: 0) & 0x00FF_FFFF_FFFF_FFFF
-        self.type = type
+              Self.hasNoDollarAfterFirst(text) else { return }
+        noted = (text.word(at: 0) & 0x00FF_FFFF_FFFF_FFFF, type)
     }
 }

@@ -47,19 +47,14 @@ struct PassedOverCounts {
 struct ShortKind: Equatable {
     let word: UInt64
 
-    /// One packed already: one to eight nonzero bytes, the first lowest, zeros above them.
-    init(word: UInt64) {
-        assert(word != 0, "ShortKind: no bytes")
-        self.word = word
-    }
-
     init?(_ bytes: ByteView) {
         guard bytes.count >= 1 && bytes.count <= 8 else { return nil }
         var w: UInt64 = 0
-        for (i, b) in bytes.enumerated() {
+        for i in 0..<bytes.count {
+            let b = bytes[i]
             // A zero byte would read as the name's end.
             guard b != 0 else { return nil }
-            w |= UInt64(b) << (8 * i)
+            w |= UInt64(b) << (8 &* i)
         }
         word = w
     }
