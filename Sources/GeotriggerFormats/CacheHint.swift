@@ -17,7 +17,8 @@ public struct CacheHint {
 
     public init() {}
 
-    /// `decoder` and `reader` (their first cache lines) and `bytes` (the next ones).
+    /// `decoder` and `reader` (their first cache lines) and `bytes` (the next 512: an NMEA
+    /// receiver's cycle, the lines of one turn, runs to a few hundred bytes).
     init(decoder: AnyObject, reader: AnyObject, bytes: UnsafeRawPointer?) {
         self.decoder = UnsafeRawPointer(Unmanaged.passUnretained(decoder).toOpaque())
         self.reader = UnsafeRawPointer(Unmanaged.passUnretained(reader).toOpaque())
@@ -34,7 +35,7 @@ public struct CacheHint {
             geotrigger_prefetch(reader)
         }
         if let bytes {
-            for line in 0..<4 { geotrigger_prefetch(bytes + 64 &* line) }
+            for line in 0..<8 { geotrigger_prefetch(bytes + 64 &* line) }
         }
     }
 }

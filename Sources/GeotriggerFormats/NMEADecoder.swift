@@ -51,6 +51,15 @@ public final class NMEADecoder: ReadingDecoder {
 
     public func next() -> DecodeStep {
         while true {
+            // A whole line buffered, of at most 128 bytes (as a receiver's are): framed, its `$`,
+            // commas and checksum found in the same pass (`NMEALine.frame`). Any other, and the
+            // input's first (a byte order mark), as `LineReader.next` finds them.
+            if let rest = reader.buffered, rest.count > 0, let frame = NMEALine.frame(rest),
+               frame.length <= reader.maxLineLength {
+                _ = reader.takeLine(length: frame.length)
+                if let step = take(rest.slice(0..<frame.length), framed: frame) { return step }
+                continue
+            }
             switch reader.next() {
             case .idle:
                 // Nothing more now (a live receiver between bursts): the cycle read so far ends
@@ -78,26 +87,33 @@ public final class NMEADecoder: ReadingDecoder {
                 rejectedLine = prefix
                 return .rejected(.lineTooLong)
             case .line(let l):
-                let line = l.bytes
-                switch receiver.read(line, place: Int64(reader.lineNumber)) {
-                case .blank, .taken:
-                    continue
-                case .passedOver(let kind):
-                    passed.add(kind)
-                case .otherSentence(let type):
-                    passed.add(type)
-                case .badChecksum:
-                    lineNumber = reader.lineNumber
-                    position = InputPosition(offset: reader.consumed, line: reader.lineNumber)
-                    rejectedLine = line
-                    return .rejected(.badChecksum)
-                case .ended(let o, let cycleLine, let number):
-                    // After this sentence, which began the next cycle: a run resumed here has
-                    // read it (`resume`), as this one has.
-                    position = InputPosition(offset: reader.consumed, line: reader.lineNumber)
-                    return outcome(o, line: cycleLine, number: Int(number))
-                }
+                if let step = take(l, framed: nil) { return step }
             }
+        }
+    }
+
+    /// Reads the line just taken from the reader: what `next()` returns for it, nil to go on.
+    @inline(__always)
+    private func take(_ padded: PaddedBytes, framed frame: NMEALine.Frame?) -> DecodeStep? {
+        switch receiver.read(padded, place: Int64(reader.lineNumber), framed: frame) {
+        case .blank, .taken:
+            return nil
+        case .passedOver(let kind):
+            passed.add(kind)
+            return nil
+        case .otherSentence(let type):
+            passed.add(type)
+            return nil
+        case .badChecksum:
+            lineNumber = reader.lineNumber
+            position = InputPosition(offset: reader.consumed, line: reader.lineNumber)
+            rejectedLine = padded.bytes
+            return .rejected(.badChecksum)
+        case .ended(let o, let cycleLine, let number):
+            // After this sentence, which began the next cycle: a run resumed here has read it
+            // (`resume`), as this one has.
+            position = InputPosition(offset: reader.consumed, line: reader.lineNumber)
+            return outcome(o, line: cycleLine, number: Int(number))
         }
     }
 

@@ -32,7 +32,39 @@ enum NMEALine {
     /// bytes before it, as a vendor packet leaves them, are passed over with it) and ends at the
     /// line's end, spaces and a CR taken off.
     @inline(__always)
-    static func classify(_ line: ByteView) -> Kind {
+    static func classify(_ line: ByteView) -> Kind { classify(PaddedBytes(line), framed: nil) }
+
+    /// A line as `geotrigger_frame_line` found it at the start of the reader's buffer, in the
+    /// pass that found its end: what `scan` and `xor` would find, so neither is run again.
+    struct Frame {
+        /// The line's length without its end, and how many bytes end it (newline, or CR LF).
+        let length: Int, terminator: Int
+        /// The line's last `$` (-1 if none) and the commas after it.
+        let dollar: Int
+        let commas: CommaMap
+        /// The XOR of the line's bytes after its first.
+        let xorAfterFirst: UInt8
+    }
+
+    /// The first line of `buffered` when it ends within 128 bytes (`geotrigger_frame_line`); nil
+    /// otherwise, or where there is no SSE: the line is then read as any other.
+    @inline(__always)
+    static func frame(_ buffered: PaddedBytes) -> Frame? {
+        // The C function loads sixteen bytes at a time from the buffer's start on, up to fifteen
+        // past its end: legal only in the padding.
+        precondition(buffered.padding >= 16)
+        guard let base = buffered.bytes.unsafeBytes.baseAddress else { return nil }
+        let r = geotrigger_frame_line(base.assumingMemoryBound(to: UInt8.self), Int64(buffered.count))
+        guard r.length >= 0 else { return nil }
+        return Frame(length: Int(r.length), terminator: Int(r.terminator), dollar: Int(r.dollar),
+                     commas: CommaMap(low: r.low, high: r.high), xorAfterFirst: r.xor_after_first)
+    }
+
+    /// `classify(_:)` of a line that may be padded (its fields' numbers are then read a word at
+    /// a time, `DecimalWords`), with what `frame` found of it already (nil: found here).
+    @inline(__always)
+    static func classify(_ padded: PaddedBytes, framed frame: Frame?) -> Kind {
+        let line = padded.bytes
         // Read without a check a byte: every index below is within `0..<end`, `end` <= the count.
         let p = line.unsafeBytes
         var end = line.count
@@ -43,9 +75,15 @@ enum NMEALine {
         if p[first] == UInt8(ascii: "#") { return .comment }
         // A line that begins as a fix sentence has its commas mapped (another `$` later on it
         // may begin a sentence of another type: the map is of the whole line all the same).
-        let fixLike = end - first >= 6 && p[first] == UInt8(ascii: "$")
-            && NMEASentenceType(p[first + 3], p[first + 4], p[first + 5]) != nil
-        let (dollar, commas) = scan(line, from: first, to: end, mapCommas: fixLike)
+        let dollar: Int, commas: CommaMap?
+        if let frame {
+            // The line's last `$` and commas: none is among the spaces and CR trimmed off.
+            (dollar, commas) = (frame.dollar, frame.commas)
+        } else {
+            let fixLike = end - first >= 6 && p[first] == UInt8(ascii: "$")
+                && NMEASentenceType(p[first + 3], p[first + 4], p[first + 5]) != nil
+            (dollar, commas) = scan(line, from: first, to: end, mapCommas: fixLike)
+        }
         guard dollar >= 0, end - dollar >= 7 else { return .noise }
         // The address: two letters of talker, three of type (a fix sentence's are letters).
         let type = NMEASentenceType(p[dollar + 3], p[dollar + 4], p[dollar + 5])
@@ -60,12 +98,21 @@ enum NMEALine {
             guard let kind = ShortKind(line[from..<to]) else { return .noise }
             return .otherSentence(kind)
         }
-        guard star > dollar else { return .fixSentence(type, fields: NMEAFields(line, from: dollar + 6, to: end, commas: commas)) }
+        guard star > dollar else { return .fixSentence(type, fields: NMEAFields(padded, from: dollar + 6, to: end, commas: commas)) }
         guard let high = hexValue(p[end - 2]), let low = hexValue(p[end - 1]) else { return .badChecksum }
-        // The checksum covers the bytes between `$` and `*`.
-        guard xor(line, from: dollar + 1, to: star) == high << 4 | low else { return .badChecksum }
+        // The checksum covers the bytes between `$` and `*`: when the frame has XORed all after
+        // the line's first, and the `$` is the first, those from the `*` on are XORed back out.
+        let sum: UInt8
+        if let frame, dollar == 0 {
+            var x = frame.xorAfterFirst
+            for i in star..<line.count { x ^= p[i] }
+            sum = x
+        } else {
+            sum = xor(line, from: dollar + 1, to: star)
+        }
+        guard sum == high << 4 | low else { return .badChecksum }
         // After the address: the fields, each after a comma.
-        return .fixSentence(type, fields: NMEAFields(line, from: dollar + 6, to: star, commas: commas))
+        return .fixSentence(type, fields: NMEAFields(padded, from: dollar + 6, to: star, commas: commas))
     }
 
     /// The lines whose commas `scan` maps: NMEA 0183 allows 82 bytes a sentence.
@@ -148,10 +195,11 @@ struct CommaMap {
     var high: UInt64
 }
 
-/// A sentence's fields in order, each read once: `next()` is the text up to the next comma.
+/// A sentence's fields in order, each read once: `next()` is the text up to the next comma, with
+/// the rest of the line and its padding after it.
 struct NMEAFields {
     /// The sentence's line.
-    let bytes: ByteView
+    let bytes: PaddedBytes
     /// The comma before the next field, or `end` when there is none.
     private var at: Int
     /// Where the fields end (the checksum's `*`, or the line's end).
@@ -164,7 +212,7 @@ struct NMEAFields {
 
     /// The fields of `line[from..<to]`, which starts with the comma before the first field (or
     /// has none); `commas` maps none before `from`.
-    init(_ line: ByteView, from: Int, to end: Int, commas: CommaMap?) {
+    init(_ line: PaddedBytes, from: Int, to end: Int, commas: CommaMap?) {
         bytes = line
         at = from < end && line[from] == UInt8(ascii: ",") ? from : end
         self.end = end
@@ -175,14 +223,13 @@ struct NMEAFields {
 
     /// The next field (empty when it is), or nil past the last one.
     @inline(__always)
-    mutating func next() -> ByteView? {
+    mutating func next() -> PaddedBytes? {
         guard at < end else { return nil }
         let start = at &+ 1
-        let stop = mapped ? nextMappedComma() : Self.comma(from: start, to: end, in: bytes)
+        let stop = mapped ? nextMappedComma() : Self.comma(from: start, to: end, in: bytes.bytes)
         at = stop
-        // Sliced without a check: `start` <= `stop` <= `end` <= the line's count.
-        return ByteView(unsafe: UnsafeRawBufferPointer(start: bytes.unsafeBytes.baseAddress.unsafelyUnwrapped + start,
-                                                       count: stop &- start))
+        // `start` <= `stop` <= `end` <= the line's count.
+        return bytes.slice(start..<stop)
     }
 
     /// The comma after the one at `at` (the lowest in the map: off it comes, and the next is the
@@ -203,7 +250,7 @@ struct NMEAFields {
 
     /// The next field read by `read`; nil past the last field or where `read` says nil.
     @inline(__always)
-    mutating func next<T>(_ read: (ByteView) -> T?) -> T? {
+    mutating func next<T>(_ read: (PaddedBytes) -> T?) -> T? {
         guard let field = next() else { return nil }
         return read(field)
     }
@@ -220,12 +267,20 @@ struct NMEAFields {
 
     /// A decimal number (digits, at most one point, no sign), correctly rounded; nil if the field
     /// is empty or is not one.
-    static func decimal(_ f: ByteView) -> Double? {
+    @inline(__always)
+    static func decimal(_ f: PaddedBytes) -> Double? {
         guard let (whole, fraction, digits) = parts(f) else { return nil }
         return scaled(whole, fraction, digits)
     }
 
-    /// The whole part, the fraction's digits as an integer and how many there are.
+    /// The whole part, the fraction's digits as an integer and how many there are: a word at a
+    /// time where the field is padded (`DecimalWords`), else a byte at a time.
+    @inline(__always)
+    static func parts(_ f: PaddedBytes) -> (whole: UInt64, fraction: UInt64, digits: Int)? {
+        DecimalWords.fits(f) ? DecimalWords.parts(f) : parts(f.bytes)
+    }
+
+    /// `parts` a byte at a time.
     static func parts(_ f: ByteView) -> (whole: UInt64, fraction: UInt64, digits: Int)? {
         let n = f.count
         guard n > 0 && n <= 18 else { return nil }
@@ -262,24 +317,40 @@ struct NMEAFields {
     }
 
     /// `hhmmss[.sss]` as seconds of the day; nil unless it is one.
-    static func timeOfDay(_ f: ByteView) -> Double? {
+    static func timeOfDay(_ f: PaddedBytes) -> Double? {
         guard f.count >= 6, let (whole, fraction, digits) = parts(f),
               f[2] != UInt8(ascii: "."), f[4] != UInt8(ascii: "."), f.count == 6 || f[6] == UInt8(ascii: ".")
         else { return nil }
         let h = whole / 10_000, m = whole / 100 % 100, s = whole % 100
         guard h < 24, m < 60, s < 61 else { return nil }
+        // Up to nine decimals, the seconds of the day as one quotient of integers exact in a
+        // Double (`angle` says why).
+        if digits <= 9 {
+            let p = NumberParser.pow10Int(digits)
+            return Double((h * 3600 + m * 60 + s) * p + fraction) / Double(p)
+        }
         return Double(h * 3600 + m * 60) + scaled(s, fraction, digits)
     }
 
     /// `ddmm.mmmm` (or `dddmm.mmmm`) and its hemisphere as signed degrees; nil unless they are,
     /// or beyond `limit` degrees.
-    static func angle(_ f: ByteView, _ hemisphere: ByteView?, limit: Double) -> Double? {
+    static func angle(_ f: PaddedBytes, _ hemisphere: PaddedBytes?, limit: Double) -> Double? {
         guard let hemisphere, hemisphere.count == 1, let (whole, fraction, digits) = parts(f)
         else { return nil }
-        let degrees = whole / 100
-        let minutes = scaled(whole % 100, fraction, digits)
-        guard minutes < 60 else { return nil }
-        let value = Double(degrees) + minutes / 60
+        let degrees = whole / 100, wholeMinutes = whole % 100
+        let value: Double
+        if digits <= 9 && degrees <= 180 {
+            // Degrees plus minutes ÷ 60 as one quotient of two integers, both exact in a Double
+            // (below 2⁵³): one division, correctly rounded, so the double nearest the angle
+            // written (what the same angle in decimal degrees reads as), not two roundings away.
+            guard wholeMinutes < 60 else { return nil }
+            let p = NumberParser.pow10Int(digits)
+            value = Double((degrees * 60 + wholeMinutes) * p + fraction) / Double(60 * p)
+        } else {
+            let minutes = scaled(wholeMinutes, fraction, digits)
+            guard minutes < 60 else { return nil }
+            value = Double(degrees) + minutes / 60
+        }
         guard value <= limit else { return nil }
         switch hemisphere[0] {
         case UInt8(ascii: "N"), UInt8(ascii: "E"): return value
@@ -289,6 +360,12 @@ struct NMEAFields {
     }
 
     /// A field of 1 to 4 digits as an integer; nil otherwise.
+    @inline(__always)
+    static func smallInteger(_ f: PaddedBytes) -> Int? {
+        DecimalWords.fits(f) ? DecimalWords.smallInteger(f) : smallInteger(f.bytes)
+    }
+
+    /// `smallInteger` a byte at a time.
     static func smallInteger(_ f: ByteView) -> Int? {
         guard f.count >= 1 && f.count <= 4 else { return nil }
         var v = 0
@@ -300,7 +377,7 @@ struct NMEAFields {
     }
 
     /// A one-character status field's character; nil when empty or longer.
-    static func flag(_ f: ByteView?) -> UInt8? {
+    static func flag(_ f: PaddedBytes?) -> UInt8? {
         guard let f, f.count == 1 else { return nil }
         return f[0]
     }
@@ -415,7 +492,7 @@ struct NMEACycles {
 
     /// A time-of-day field read (`RepeatedField`): nil when there is none or it is no time.
     @inline(__always)
-    private mutating func time(_ field: ByteView?) -> Double? {
+    private mutating func time(_ field: PaddedBytes?) -> Double? {
         guard let field else { return nil }
         return times.value(of: field, NMEAFields.timeOfDay)
     }
@@ -458,7 +535,7 @@ struct NMEACycles {
     /// from a sentence that ranks before the one that gave the position so far (`source`);
     /// returns whether they were. A position called void marks the cycle void.
     @discardableResult
-    private mutating func take(valid: Bool, _ lat: ByteView?, _ ns: ByteView?, _ lon: ByteView?, _ ew: ByteView?,
+    private mutating func take(valid: Bool, _ lat: PaddedBytes?, _ ns: PaddedBytes?, _ lon: PaddedBytes?, _ ew: PaddedBytes?,
                                from s: Int, at t: Double) -> Bool {
         guard valid else {
             if let lat, lat.count > 0 { sawVoid = true }
@@ -476,7 +553,7 @@ struct NMEACycles {
 
     /// `ddmmyy` as days since 1970-01-01: years 80–99 are 1980–1999, 00–79 are 2000–2079 (GPS
     /// began in 1980).
-    static func day(ddmmyy f: ByteView) -> Int? {
+    static func day(ddmmyy f: PaddedBytes) -> Int? {
         guard f.count == 6, let v = NMEAFields.parts(f), v.digits == 0 else { return nil }
         let d = Int(v.whole / 10_000), m = Int(v.whole / 100 % 100), y = Int(v.whole % 100)
         let year = y >= 80 ? 1900 + y : 2000 + y
@@ -495,15 +572,21 @@ struct RepeatedField<Value> {
     private var kept = false
 
     @inline(__always)
-    mutating func value(of f: ByteView, _ read: (ByteView) -> Value?) -> Value? {
+    mutating func value(of f: PaddedBytes, _ read: (PaddedBytes) -> Value?) -> Value? {
         let n = f.count
         guard n >= 1 && n <= 15 else { return read(f) }
-        // Read without a check a byte: every index is below `n`. The count goes in the top byte,
-        // so that a field is never taken for a shorter one ending in zero bytes.
-        let p = f.unsafeBytes
+        // The count goes in the top byte, so that a field is never taken for a shorter one
+        // ending in zero bytes. Two words where the field is padded, else a byte at a time
+        // (every index below `n`).
         var low: UInt64 = 0, high = UInt64(n) << 56
-        for i in 0..<min(n, 8) { low |= UInt64(p[i]) << (8 &* i) }
-        if n > 8 { for i in 8..<n { high |= UInt64(p[i]) << (8 &* (i &- 8)) } }
+        if DecimalWords.fits(f) {
+            low = f.word(at: 0) & DecimalWords.below(n)
+            if n > 8 { high |= f.word(at: 8) & DecimalWords.below(n &- 8) }
+        } else {
+            let p = f.bytes.unsafeBytes
+            for i in 0..<min(n, 8) { low |= UInt64(p[i]) << (8 &* i) }
+            if n > 8 { for i in 8..<n { high |= UInt64(p[i]) << (8 &* (i &- 8)) } }
+        }
         if kept && key.0 == low && key.1 == high { return value }
         value = read(f)
         key = (low, high)
@@ -588,10 +671,16 @@ struct NMEAReceiver: ~Copyable {
 
     init() {}
 
-    /// Reads one line (without its line end), found at `place`.
-    mutating func read(_ text: ByteView, place: Int64) -> Line {
-        if let kind = repeated.kind(of: text) { return .otherSentence(kind) }
-        switch NMEALine.classify(text) {
+    /// Reads one line (without its line end), found at `place`; `frame`, what
+    /// `NMEALine.frame` found of it, if it was framed so.
+    mutating func read(_ text: ByteView, place: Int64) -> Line { read(PaddedBytes(text), place: place, framed: nil) }
+
+    /// `read(_:place:)` of a line that may be padded (`NMEALine.classify`).
+    @inline(__always)
+    mutating func read(_ padded: PaddedBytes, place: Int64, framed frame: NMEALine.Frame?) -> Line {
+        let text = padded.bytes
+        if let kind = repeated.kind(of: text, framed: frame) { return .otherSentence(kind) }
+        switch NMEALine.classify(padded, framed: frame) {
         case .blank:
             return .blank
         case .comment:
@@ -658,12 +747,13 @@ struct RepeatedSentence {
     /// The line's first seven bytes, packed, and the sentence's type; nil before any.
     private var noted: (prefix: UInt64, type: ShortKind)?
 
-    /// The type of `text` when it is the noted sentence again; nil otherwise.
+    /// The type of `text` when it is the noted sentence again; nil otherwise. `frame`: what
+    /// `NMEALine.frame` found of it (its last `$`), if it was framed so.
     @inline(__always)
-    func kind(of text: ByteView) -> ShortKind? {
-        guard let noted, text.count >= 8, text.word(at: 0) & 0x00FF_FFFF_FFFF_FFFF == noted.prefix,
-              Self.hasNoDollarAfterFirst(text) else { return nil }
-        return noted.type
+    func kind(of text: ByteView, framed frame: NMEALine.Frame? = nil) -> ShortKind? {
+        guard let noted, text.count >= 8, text.word(at: 0) & 0x00FF_FFFF_FFFF_FFFF == noted.prefix else { return nil }
+        if let frame { return frame.dollar == 0 ? noted.type : nil }
+        return Self.hasNoDollarAfterFirst(text) ? noted.type : nil
     }
 
     /// Whether no `$` follows the line's first byte.

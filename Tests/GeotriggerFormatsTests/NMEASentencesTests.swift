@@ -38,17 +38,32 @@ import GeotriggerCore
         if case .noise = Self.kind("\u{b5}b\u{1}\u{7}") {} else { Issue.record("binary") }
     }
 
+    /// `body` of `s`'s bytes, unpadded (read a byte at a time) and then padded with sixteen
+    /// bytes (read a word at a time, `DecimalWords`): the two must agree, and the value is
+    /// returned once they do.
+    static func bothWays<R: Equatable>(_ s: String, _ body: (PaddedBytes) -> R) -> R {
+        var plain = s
+        let unpadded = plain.withByteView { body(PaddedBytes($0)) }
+        // Digits and points after the field, as the rest of a line would have: never read as it.
+        let bytes = Array(s.utf8) + Array("9.9.9,9999999999".utf8)
+        let padded = bytes.withUnsafeBytes { body(PaddedBytes(unsafe: UnsafeRawBufferPointer(rebasing: $0[0..<s.utf8.count]), padding: 16)) }
+        #expect(unpadded == padded, "\(s)")
+        return padded
+    }
+
     @Test func fieldsAreReadExactly() {
-        func view<R>(_ s: String, _ body: (ByteView) -> R) -> R { var s = s; return s.withByteView(body) }
+        func view<R: Equatable>(_ s: String, _ body: (PaddedBytes) -> R) -> R { Self.bothWays(s, body) }
         func angle(_ f: String, _ h: String, _ limit: Double) -> Double? { view(f) { f in view(h) { NMEAFields.angle(f, $0, limit: limit) } } }
-        let north: Double = 38 + 54.5087 / 60, west: Double = -(77 + 26.4523 / 60)
+        // 38° 54.5087′ is 38 + 54.5087/60 = 23,345,087 / 600,000 degrees (77° 26.4523′ is
+        // 46,464,523 / 600,000): read as the double nearest that (one correctly rounded
+        // division), as "38.90847833…" in decimal would be.
+        let north: Double = 23_345_087 / 600_000, west: Double = -(46_464_523 / 600_000 as Double)
         let noon: Double? = 46_266  // 12:51:06
         #expect(view("125106") { NMEAFields.timeOfDay($0) } == noon)
         let early: Double? = 11_239.25  // 03:07:19.25
         #expect(view("030719.250") { NMEAFields.timeOfDay($0) } == early)
         #expect(view("250000") { NMEAFields.timeOfDay($0) } == nil)
         #expect(view("12510") { NMEAFields.timeOfDay($0) } == nil)
-        // 38° 54.5087′ N = 38 + 54.5087/60.
         #expect(angle("3854.5087", "N", 90) == north)
         #expect(angle("07726.4523", "W", 180) == west)
         #expect(angle("9100.0000", "N", 90) == nil)
@@ -84,7 +99,8 @@ import GeotriggerCore
         ])
         let day = Double(RFC3339.daysFromCivil(year: 2005, month: 3, day: 16))
         let t: Double = day * 86_400 + 34_682  // 09:38:02
-        let latitude: Double = 52 + 13.1439 / 60, longitude: Double = 21 + 0.6511 / 60, accuracy: Double = 0.9 * 8
+        // 52° 13.1439′ and 21° 0.6511′: 31,331,439 / 600,000 and 12,606,511 / 600,000 degrees.
+        let latitude: Double = 31_331_439 / 600_000, longitude: Double = 12_606_511 / 600_000, accuracy: Double = 0.9 * 8
         let expected: [NMEACycles.Outcome] = [.fix(t: t, latitude: latitude, longitude: longitude, accuracy: accuracy)]
         #expect(out == expected)
     }
@@ -140,6 +156,37 @@ import GeotriggerCore
         if case .fix = cycles.finish() {} else { Issue.record("the next cycle") }
     }
 
+    /// Decimal fields of every shape (digits, points, other bytes, 0 to 20 long) read the same a
+    /// word at a time as a byte at a time, and an angle written with up to nine decimals of
+    /// minutes reads as the double nearest it, as its decimal degrees would.
+    @Test func numbersReadAWordAtATimeAsAByteAtATime() {
+        var generator = SplitMix64(seed: 8_1632)
+        let alphabet = Array("0123456789012345678901234567890123456789..,-+ Ae".utf8)
+        for _ in 0..<20_000 {
+            let n = Int.random(in: 0...20, using: &generator)
+            let field = String(decoding: (0..<n).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] }, as: UTF8.self)
+            let parts = Self.bothWays(field) { f in NMEAFields.parts(f).map { [$0.whole, $0.fraction, UInt64($0.digits)] } }
+            if let parts, field.count <= 16 {
+                // And as the text says.
+                let text = field.split(separator: ".", omittingEmptySubsequences: false)
+                #expect(parts[0] == UInt64(text[0]) ?? 0 && parts[2] == UInt64(text.count > 1 ? text[1].count : 0), "\(field)")
+            }
+            _ = Self.bothWays(field) { NMEAFields.smallInteger($0) }
+            _ = Self.bothWays(field) { NMEAFields.timeOfDay($0) }
+        }
+        for _ in 0..<20_000 {
+            let degrees = Int.random(in: 0...89, using: &generator), minutes = Int.random(in: 0...59, using: &generator)
+            let decimals = Int.random(in: 0...9, using: &generator)
+            let fraction = Int.random(in: 0..<Int(NumberParser.pow10Int(decimals)), using: &generator)
+            let text = String(format: "%02d%02d", degrees, minutes) + (decimals > 0 ? "." + String(fraction).leftPadded(decimals) : "")
+            let read = Self.bothWays(text) { f in Self.bothWays("N") { NMEAFields.angle(f, $0, limit: 90) } }
+            // The exact angle as a fraction of integers, divided once (exact below 2⁵³).
+            let p = Int(NumberParser.pow10Int(decimals))
+            let exact = Double((degrees * 60 + minutes) * p + fraction) / Double(60 * p)
+            #expect(read == exact, "\(text)")
+        }
+    }
+
     /// What a line is, worked out a byte at a time from SPEC §3's rules, as the decoder's
     /// sixteen-bytes-at-a-time classification (`NMEALine.classify`, `NMEAFields`) must find it.
     static func reference(_ line: [UInt8]) -> String {
@@ -173,19 +220,21 @@ import GeotriggerCore
 
     /// The same, from the decoder's classification.
     static func classified(_ line: [UInt8]) -> String {
-        line.withByteView { view in
-            switch NMEALine.classify(view) {
-            case .blank: return "blank"
-            case .comment: return "comment"
-            case .noise: return "noise"
-            case .badChecksum: return "bad checksum"
-            case .otherSentence(let kind): return "other " + kind.name
-            case .fixSentence(let type, var fields):
-                var all: [String] = []
-                while let f = fields.next() { all.append(f.string) }
-                let name = switch type { case .rmc: "RMC"; case .gga: "GGA"; case .gll: "GLL"; case .zda: "ZDA" }
-                return "fix \(name) [\(all.joined(separator: "|"))]"
-            }
+        line.withByteView { describe(NMEALine.classify($0)) }
+    }
+
+    static func describe(_ kind: NMEALine.Kind) -> String {
+        switch kind {
+        case .blank: return "blank"
+        case .comment: return "comment"
+        case .noise: return "noise"
+        case .badChecksum: return "bad checksum"
+        case .otherSentence(let kind): return "other " + kind.name
+        case .fixSentence(let type, var fields):
+            var all: [String] = []
+            while let f = fields.next() { all.append(f.bytes.string) }
+            let name = switch type { case .rmc: "RMC"; case .gga: "GGA"; case .gll: "GLL"; case .zda: "ZDA" }
+            return "fix \(name) [\(all.joined(separator: "|"))]"
         }
     }
 
@@ -226,6 +275,30 @@ import GeotriggerCore
             }
             let expected = Self.reference(line), got = Self.classified(line)
             #expect(got == expected, "\(String(decoding: line, as: UTF8.self))")
+            // Framed as the decoder frames a buffered line (its end found in the same pass as its
+            // `$`, commas and checksum), followed by more lines and bytes that must not count.
+            if !line.contains(0x0A) {
+                let end: [UInt8] = Bool.random(using: &generator) ? [0x0D, 0x0A] : [0x0A]
+                let next = Array("$GPGSA,$,,,\n*00".utf8)
+                let buffer = line + end + next
+                let count = line.count + end.count + Int.random(in: 0...next.count, using: &generator)
+                buffer.withUnsafeBytes { raw in
+                    // Copied where sixteen bytes of padding follow, as the reader's buffer has.
+                    let copy = PaddedBuffer(capacity: buffer.count)
+                    copy.copy(ByteView(unsafe: raw), to: 0)
+                    let inCopy = copy.bytes(from: 0, count: count)
+                    let frame = NMEALine.frame(inCopy)
+                    // A line ending within 128 bytes is framed, its terminator's CR not part of it.
+                    let ends = line.count + end.count <= 128
+                    #expect((frame != nil) == ends, "\(String(decoding: line, as: UTF8.self))")
+                    guard let frame else { return }
+                    // A CR before the newline ends the line with it, the line's own or not.
+                    let cr = end == [0x0A] && line.last == 0x0D ? 1 : 0
+                    #expect(frame.length == line.count - cr && frame.terminator == end.count + cr)
+                    let framed = Self.describe(NMEALine.classify(inCopy.slice(0..<frame.length), framed: frame))
+                    #expect(framed == expected, "framed: \(String(decoding: line, as: UTF8.self))")
+                }
+            }
             let read: String = line.withByteView { view in
                 switch receiver.read(view, place: Int64(checked)) {
                 case .blank: return "blank"

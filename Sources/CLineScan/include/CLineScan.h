@@ -2,6 +2,7 @@
 #define GEOTRIGGER_CLINESCAN_H
 
 #include <stdint.h>
+#include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -62,6 +63,98 @@ static inline geotrigger_line_scan_t geotrigger_scan_line(const uint8_t *line, i
         }
     }
     geotrigger_line_scan_t r = { dollar, (uint64_t)commas, (uint64_t)(commas >> 64) };
+    return r;
+}
+
+/// What `geotrigger_frame_line` found at the start of a buffer: its first line, in one pass.
+typedef struct {
+    /// The line's length without its end (a newline, or CR LF), or -1 when no newline is among
+    /// the first 128 bytes the buffer holds.
+    int64_t length;
+    /// How many bytes end the line: 1 (a newline) or 2 (CR LF).
+    int64_t terminator;
+    /// The index of the line's last `$`, or -1.
+    int64_t dollar;
+    /// Bit i set (bit i - 64 of `high`) where byte i of the line is a comma after `dollar`.
+    uint64_t low, high;
+    /// The XOR of the line's bytes after its first (a sentence's checksum, when the line begins
+    /// with its `$`, once the `*HH` after it are XORed back out).
+    uint8_t xor_after_first;
+} geotrigger_line_frame_t;
+
+#if defined(__SSE2__)
+/// The `$`s (bits `d`) and commas (bits `c`) of a line's sixteen bytes at `k`, for
+/// `geotrigger_frame_line`: the commas kept at their place in `commas`, unless a later `$` begins
+/// the sentence again (the line's last `$` goes to `dollar`, the commas before it are dropped).
+static inline void geotrigger_frame_commas(uint32_t d, uint32_t c, int64_t k, int64_t *dollar, uint16_t commas[8]) {
+    if (d) {
+        const int last = 31 - __builtin_clz(d);
+        *dollar = k + last;
+        memset(commas, 0, 8 * sizeof commas[0]);
+        c &= ~((2u << last) - 1);
+    }
+    commas[k >> 4] = (uint16_t)c;
+}
+#endif
+
+/// The first line of `buffer[0..<count]`, if it ends within 128 bytes: its length, its last `$`,
+/// the commas after it and the XOR of its bytes, from one load of each sixteen bytes.
+///
+/// Reads past `count`: every load starts before `count` and may end up to fifteen bytes after
+/// it, so the caller must own and pad the buffer (`PaddedBytes` with sixteen bytes of padding,
+/// as `LineReader`'s buffer has); bytes past `count` never count.
+static inline geotrigger_line_frame_t geotrigger_frame_line(const uint8_t *buffer, int64_t count) {
+    geotrigger_line_frame_t r = { -1, 0, -1, 0, 0, 0 };
+#if defined(__SSE2__)
+    // Each sixteen bytes' commas, kept as sixteen bits at their place (the map's two words), and
+    // cleared where a later `$` begins the sentence again.
+    uint16_t commas[8] = { 0 };
+    __m128i acc = _mm_setzero_si128();
+    int64_t dollar = -1;
+    const int64_t limit = count < 128 ? count : 128;
+    for (int64_t k = 0; k < limit; k += 16) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(buffer + k));
+        uint32_t nl = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')));
+        uint32_t d = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('$')));
+        uint32_t c = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(',')));
+        if (nl == 0 && k + 16 <= count) {
+            // Sixteen bytes all of the line.
+            geotrigger_frame_commas(d, c, k, &dollar, commas);
+            acc = _mm_xor_si128(acc, v);
+            continue;
+        }
+        // The last sixteen: the line's bytes are those before its newline (none past `count`).
+        if (count - k < 16) nl &= (1u << (count - k)) - 1;
+        if (nl == 0) break;
+        const int j = __builtin_ctz(nl);
+        const uint32_t live = (1u << j) - 1;
+        d &= live;
+        c &= live;
+        geotrigger_frame_commas(d, c, k, &dollar, commas);
+        const __m128i index = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        acc = _mm_xor_si128(acc, _mm_and_si128(v, _mm_cmplt_epi8(index, _mm_set1_epi8((char)j))));
+        acc = _mm_xor_si128(acc, _mm_srli_si128(acc, 8));
+        acc = _mm_xor_si128(acc, _mm_srli_si128(acc, 4));
+        acc = _mm_xor_si128(acc, _mm_srli_si128(acc, 2));
+        acc = _mm_xor_si128(acc, _mm_srli_si128(acc, 1));
+        int64_t length = k + j;
+        uint8_t x = (uint8_t)_mm_cvtsi128_si32(acc);
+        r.terminator = 1;
+        if (length > 0 && buffer[length - 1] == '\r') {
+            length -= 1;
+            x ^= '\r';
+            r.terminator = 2;
+        }
+        // A line of no bytes has no first byte to leave out.
+        if (length > 0) x ^= buffer[0];
+        r.length = length;
+        r.dollar = dollar;
+        memcpy(&r.low, &commas[0], 8);
+        memcpy(&r.high, &commas[4], 8);
+        r.xor_after_first = x;
+        return r;
+    }
+#endif
     return r;
 }
 

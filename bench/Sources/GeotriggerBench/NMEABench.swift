@@ -412,8 +412,9 @@ struct NMEACommand: ParsableCommand {
                 the named `.nmea` files' (device order) byte-identical to the NDJSON file's: \
                 \(c.namedIdentical ? "yes" : "**no**"). Fixes whose NMEA \
                 decodes to the very doubles NDJSON gives (time, position, accuracy): \
-                \(c.fixesBitIdentical.formatted()) of \(c.fixes.formatted()) (a position read as degrees \
-                plus minutes ÷ 60 may land an ulp from the NDJSON's correctly rounded degrees).
+                \(c.fixesBitIdentical.formatted()) of \(c.fixes.formatted()) (degrees and minutes are \
+                read as one correctly rounded quotient, the double nearest the angle, as the NDJSON's \
+                decimal degrees are).
 
                 Summaries, last lines:
 
