@@ -327,7 +327,9 @@ struct NMEAFields {
         // Double (`angle` says why).
         if digits <= 9 {
             let p = NumberParser.pow10Int(digits)
-            return Double((h * 3600 + m * 60 + s) * p + fraction) / Double(p)
+            // (Converted as signed integers, exact below 2⁵³: one instruction, where an
+            // unsigned one takes several.)
+            return Double(Int64(bitPattern: (h * 3600 + m * 60 + s) * p + fraction)) / Double(Int64(bitPattern: p))
         }
         return Double(h * 3600 + m * 60) + scaled(s, fraction, digits)
     }
@@ -345,7 +347,8 @@ struct NMEAFields {
             // written (what the same angle in decimal degrees reads as), not two roundings away.
             guard wholeMinutes < 60 else { return nil }
             let p = NumberParser.pow10Int(digits)
-            value = Double((degrees * 60 + wholeMinutes) * p + fraction) / Double(60 * p)
+            value = Double(Int64(bitPattern: (degrees * 60 + wholeMinutes) * p + fraction))
+                / Double(Int64(bitPattern: 60 * p))
         } else {
             let minutes = scaled(wholeMinutes, fraction, digits)
             guard minutes < 60 else { return nil }
