@@ -64,8 +64,9 @@ final class LineReader {
     private(set) var lineNumber = 0
     /// Bytes brought into the buffer (all of a mapped file's at once).
     private var readCount = 0
-    /// Whether the input is a mapped file (`mapsFile`).
-    private var mapped = false
+    /// Whether the input is a mapped file (`mapsFile`): its lines then stay where they are, and
+    /// valid, for as long as the reader.
+    private(set) var mapped = false
     /// Bytes of the input taken so far, for progress: those read, or a mapped file's up to the
     /// next line.
     var bytesRead: Int { mapped ? consumed : readCount }

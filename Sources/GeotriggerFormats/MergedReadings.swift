@@ -45,6 +45,12 @@ public final class MergedReadings {
     /// Per source, where its next record will be read from (`CacheHint`), noted when it last read.
     @exclusivity(unchecked) private var hints: [CacheHint]
 
+    /// Fixes read ahead of the merge (`Lookahead`), when every source is an NMEA log mapped whole
+    /// (`readsAhead`): a source's head is then its first fix ahead, if it has one, else its
+    /// decoder's step.
+    private let ahead: Lookahead
+    let readsAhead: Bool
+
     public init(_ sources: [any ReadingDecoder]) {
         self.sources = sources
         typed = TypedSourceList(sources)
@@ -52,7 +58,68 @@ public final class MergedReadings {
         single = sources.count == 1 ? sources[0] : nil
         heads = SourceHeap(sources: sources.count)
         returned = Array(repeating: .start, count: sources.count)
+        let logs = sources.count > 1 ? sources as? [NMEADecoder] : nil
+        readsAhead = logs?.allSatisfy(\.linesStay) ?? false
+        ahead = Lookahead(sources: readsAhead ? sources.count : 0)
     }
+
+    deinit { ahead.deallocate() }
+
+    /// Moves source `i` on to its next step: its next fix ahead, if it has one; else its decoder's
+    /// step, and when that is a fix, the fixes after it read ahead until `Lookahead.depth` or a
+    /// step that is not one (left in the decoder, for its turn).
+    @inline(__always)
+    private func advance<S: MergeSources>(_ i: Int, _ s: S) -> DecodeStep {
+        guard readsAhead else { return s.next(i) }
+        if ahead.count(i) > 0 {
+            ahead.dropFirst(i)
+            if ahead.count(i) > 0 { return .reading }
+            if let step = ahead.takeHeld(i) { return step }
+        }
+        let step = s.next(i)
+        guard step == .reading, s.current(i).kind == .fix else { return step }
+        ahead.append(i, slot(i, s))
+        while ahead.count(i) < Lookahead.depth {
+            let next = s.next(i)
+            guard next == .reading, s.current(i).kind == .fix else {
+                ahead.hold(i, next)
+                break
+            }
+            ahead.append(i, slot(i, s))
+        }
+        return .reading
+    }
+
+    /// Source `i`'s fix, as its decoder has it, with where the decoder stands after it.
+    @inline(__always)
+    private func slot<S: MergeSources>(_ i: Int, _ s: S) -> Lookahead.Slot {
+        let r = s.current(i)
+        return Lookahead.Slot(t: r.t, latitude: r.latitude, longitude: r.longitude, accuracy: r.accuracy,
+                              device: r.device, line: r.line, lineNumber: s.lineNumber(i), position: s.position(i))
+    }
+
+    /// Source `i`'s head: its first fix ahead, else its decoder's reading.
+    @inline(__always)
+    private func head<S: MergeSources>(_ i: Int, _ s: S) -> Reading {
+        if readsAhead, ahead.count(i) > 0 {
+            let f = ahead.front(i)
+            return .fix(t: f.t, device: f.device, latitude: f.latitude, longitude: f.longitude, accuracy: f.accuracy,
+                        line: f.line)
+        }
+        return s.current(i)
+    }
+
+    /// Where source `i` stands after its head.
+    @inline(__always)
+    private func position<S: MergeSources>(_ i: Int, _ s: S) -> InputPosition {
+        if readsAhead, ahead.count(i) > 0 { return ahead.front(i).position }
+        return s.position(i)
+    }
+
+    /// Whether source `i`'s decoder is read at its next step (none of its fixes is ahead but its
+    /// head): its state and lines are then worth loading into the cache before its turn.
+    @inline(__always)
+    private func readsNext(_ i: Int) -> Bool { !readsAhead || ahead.count(i) <= 1 }
 
     /// Moves the top source (whose reading was returned) on to its next: its new head into
     /// place, or out at its end; a rejected record is returned, the source then still without a
@@ -62,13 +129,13 @@ public final class MergedReadings {
     @inline(__always)
     private func advanceTop<S: MergeSources>(_ s: S) -> RejectReason? {
         let i = heads.top
-        switch s.next(i) {
+        switch advance(i, s) {
         case .reading:
-            heads.replaceTop(at: s.current(i).t)
+            heads.replaceTop(at: head(i, s).t)
             hints[i] = s.cacheHint(i)
             let (a, b) = heads.following
-            if a >= 0 { hints[a].prefetch() }
-            if b >= 0 { hints[b].prefetch() }
+            if a >= 0 && readsNext(a) { hints[a].prefetch() }
+            if b >= 0 && readsNext(b) { hints[b].prefetch() }
         case .rejected(let reason):
             return reason
         case .end:
@@ -95,9 +162,10 @@ public final class MergedReadings {
         // Each source's first reading, in input order.
         while polled < sources.count {
             let i = polled
-            switch sources[i].next() {
+            let all = MixedSources(all: sources)
+            switch advance(i, all) {
             case .reading:
-                heads.insert(i, at: sources[i].current.t)
+                heads.insert(i, at: head(i, all).t)
             case .rejected(let reason):
                 return rejected(reason, from: i)
             case .end:
@@ -115,7 +183,7 @@ public final class MergedReadings {
         let best = heads.top
         consumed = true
         lastSource = best
-        returned[best] = sources[best].position
+        returned[best] = position(best, MixedSources(all: sources))
         return Step(step: .reading, source: best)
     }
 
@@ -127,11 +195,24 @@ public final class MergedReadings {
     }
 
     /// The source of the last step (reading or rejected).
+    /// (Its `lineNumber` may be past the last step's, read ahead: the merge's own says where that
+    /// step was, and `place` both.)
     public var currentSource: any ReadingDecoder { sources[lastSource] }
+    /// Where the last step was: `FILE:LINE`, as rejections are reported.
+    public var place: String { "\(sourceName):\(lineNumber)" }
     /// The reading of the last `.reading` step.
-    public var current: Reading { sources[lastSource].current }
-    public var rejectedLine: ByteView { sources[lastSource].rejectedLine }
-    public var lineNumber: Int { sources[lastSource].lineNumber }
+    public var current: Reading { head(lastSource, MixedSources(all: sources)) }
+    /// The line of the last step: a rejected record's, or the reading's (should the engine
+    /// reject it).
+    public var rejectedLine: ByteView {
+        if readsAhead, ahead.count(lastSource) > 0 { return ahead.front(lastSource).line }
+        return sources[lastSource].rejectedLine
+    }
+    /// The line number of the last step, in its source.
+    public var lineNumber: Int {
+        if readsAhead, ahead.count(lastSource) > 0 { return ahead.front(lastSource).lineNumber }
+        return sources[lastSource].lineNumber
+    }
     public var sourceName: String { sources[lastSource].sourceName }
     /// Bytes consumed over all sources.
     public var bytesRead: Int { sources.reduce(0) { $0 + $1.bytesRead } }
@@ -194,11 +275,11 @@ public final class MergedReadings {
             }
             guard !heads.isEmpty else { return }
             let best = heads.top
-            let r = s.current(best)
+            let r = head(best, s)
             guard r.kind == .fix else { return }
             consumed = true
             lastSource = best
-            returned[best] = s.position(best)
+            returned[best] = position(best, s)
             if !body(r.t, r.device, r.latitude, r.longitude, r.accuracy) { return }
         }
     }
@@ -233,6 +314,7 @@ private protocol MergeSources {
     func next(_ i: Int) -> DecodeStep
     func current(_ i: Int) -> Reading
     func position(_ i: Int) -> InputPosition
+    func lineNumber(_ i: Int) -> Int
     func cacheHint(_ i: Int) -> CacheHint
 }
 
@@ -245,6 +327,7 @@ private struct TypedSources<D: ReadingDecoder>: MergeSources {
     @inline(__always) func next(_ i: Int) -> DecodeStep { all[i]._withUnsafeGuaranteedRef { $0.next() } }
     @inline(__always) func current(_ i: Int) -> Reading { all[i]._withUnsafeGuaranteedRef { $0.current } }
     @inline(__always) func position(_ i: Int) -> InputPosition { all[i]._withUnsafeGuaranteedRef { $0.position } }
+    @inline(__always) func lineNumber(_ i: Int) -> Int { all[i]._withUnsafeGuaranteedRef { $0.lineNumber } }
     @inline(__always) func cacheHint(_ i: Int) -> CacheHint { all[i]._withUnsafeGuaranteedRef { $0.cacheHint } }
 }
 
@@ -253,5 +336,6 @@ private struct MixedSources: MergeSources {
     @inline(__always) func next(_ i: Int) -> DecodeStep { all[i].next() }
     @inline(__always) func current(_ i: Int) -> Reading { all[i].current }
     @inline(__always) func position(_ i: Int) -> InputPosition { all[i].position }
+    @inline(__always) func lineNumber(_ i: Int) -> Int { all[i].lineNumber }
     @inline(__always) func cacheHint(_ i: Int) -> CacheHint { all[i].cacheHint }
 }

@@ -40,7 +40,12 @@ public final class NMEADecoder: ReadingDecoder {
         self.reader = reader
         self.device = InputDevice(device, sourceName: sourceName)
         reader.yieldsIdle = true
+        receiver.linesStay = reader.mapped
     }
+
+    /// Whether every reading's bytes (its line, its device) stay valid as long as the decoder,
+    /// not only until the next `next()`: a mapped file's.
+    var linesStay: Bool { reader.mapped }
 
     public func whenIdle(_ body: @escaping () -> Void) { reader.whenIdle = body }
 

@@ -664,6 +664,10 @@ struct NMEAReceiver: ~Copyable {
     /// The last sentence no fix needs, to know its next ones without classifying them again.
     private var repeated = RepeatedSentence()
     private var seenCycle = 0
+    /// Whether the lines read stay valid as long as the receiver (a mapped file's): the line
+    /// standing for a cycle is then kept where it is, not copied, and stays valid after the
+    /// receiver reads on (`Lookahead` keeps fixes read ahead with their lines).
+    var linesStay = false
     /// Two buffers, so the cycle that just ended keeps its line while the next one's is kept.
     private var lineA = PaddedBuffer(capacity: 128)
     private var lineB = PaddedBuffer(capacity: 128)
@@ -715,8 +719,8 @@ struct NMEAReceiver: ~Copyable {
     /// `place` stand for it.
     mutating func finish() -> NMEACycles.Outcome? { cycles.finish() }
 
-    private mutating func keep(_ text: ByteView, place: Int64) {
-        line = inA ? lineA.hold(text).bytes : lineB.hold(text).bytes
+    private mutating func keep(_ text: ByteView, place: Int64, copying: Bool = false) {
+        line = linesStay && !copying ? text : inA ? lineA.hold(text).bytes : lineB.hold(text).bytes
         self.place = place
     }
 
@@ -737,7 +741,7 @@ struct NMEAReceiver: ~Copyable {
         // Held in lineA: the next cycle's line goes to lineB.
         inA = true
         let place = try r.zigzag()
-        text.withUnsafeBytes { keep(ByteView(unsafe: $0), place: place) }
+        text.withUnsafeBytes { keep(ByteView(unsafe: $0), place: place, copying: true) }
     }
 }
 

@@ -82,7 +82,7 @@ public final class Convert {
         let engine = try Engine(regions: [])
         let applier = ReadingApplier(engine: engine)
         func reject(_ reason: RejectReason, detail: String? = nil, line: ByteView) throws {
-            try Replay.reject(reason, detail: detail, source: merged.currentSource, line: line, to: rejectSink)
+            try Replay.reject(reason, detail: detail, place: merged.place, line: line, to: rejectSink)
         }
         readLoop: while true {
             switch merged.next().step {

@@ -373,7 +373,7 @@ public final class Replay {
         func reject(_ reason: RejectReason, detail: String? = nil, line: ByteView) throws {
             // Under --strict the run stops here: the events before this record are written first.
             applier.flush()
-            try self.reject(reason, detail: detail, source: source.rejectSource, line: line)
+            try self.reject(reason, detail: detail, place: source.rejectPlace, line: line)
         }
         readLoop: while true {
             // Whether fixes may be batched is asked again once per lane, as records that are not
@@ -435,17 +435,16 @@ public final class Replay {
         tally.deliveries = deliveryCounts
     }
 
-    /// A record `source` rejected: to the run's reject sink, which stops the run under `--strict`.
-    private func reject(_ reason: RejectReason, detail: String? = nil, source: any ReadingDecoder,
-                        line: ByteView) throws {
-        try Self.reject(reason, detail: detail, source: source, line: line, to: rejectSink!)
+    /// A record rejected at `place` (`FILE:LINE`): to the run's reject sink, which stops the run
+    /// under `--strict`.
+    private func reject(_ reason: RejectReason, detail: String? = nil, place: String, line: ByteView) throws {
+        try Self.reject(reason, detail: detail, place: place, line: line, to: rejectSink!)
     }
 
-    /// A record `source` rejected, to `sink` as `FILE:LINE`; the run's error under `--strict`
+    /// A record rejected at `place` (`FILE:LINE`), to `sink`; the run's error under `--strict`
     /// (`replay` and `convert`).
-    static func reject(_ reason: RejectReason, detail: String? = nil, source: any ReadingDecoder,
+    static func reject(_ reason: RejectReason, detail: String? = nil, place: String,
                        line: ByteView, to sink: RejectSink) throws {
-        let place = "\(source.sourceName):\(source.lineNumber)"
         if let stop = try io({ try sink.reject(reason, detail: detail, place: place, record: line) }) {
             throw ReplayError.strictRejection(stop)
         }
@@ -508,15 +507,15 @@ protocol ReplaySource: AnyObject {
     /// The reading of the last `.reading` step.
     var current: Reading { get }
     var rejectedLine: ByteView { get }
-    /// The decoder the last step came from (its name and line number go in reject reports).
-    var rejectSource: any ReadingDecoder { get }
+    /// Where the last step was, `FILE:LINE`, for reject reports.
+    var rejectPlace: String { get }
     var bytesRead: Int { get }
 }
 
 /// A single decoder is its own source.
 extension ReplaySource where Self: ReadingDecoder {
     @inline(__always) func nextStep() -> DecodeStep { next() }
-    var rejectSource: any ReadingDecoder { self }
+    var rejectPlace: String { "\(sourceName):\(lineNumber)" }
 }
 
 extension NDJSONDecoder: ReplaySource {
@@ -536,5 +535,5 @@ extension MergedReadings: ReplaySource {
     func takePlainFixes(into applier: ReadingApplier, budget: Int, keepGoing: () -> Bool) -> ReadingApplier.Lane {
         applier.takePlainFixes(from: self, budget: budget, keepGoing: keepGoing)
     }
-    var rejectSource: any ReadingDecoder { currentSource }
+    var rejectPlace: String { place }
 }

@@ -126,7 +126,7 @@ private final class JobRun {
     }
 
     /// Where the record just read stands in the input: `FILE:LINE`.
-    var currentPlace: String { "\(merged.currentSource.sourceName):\(merged.currentSource.lineNumber)" }
+    var currentPlace: String { merged.place }
 
     /// The record just read is rejected (`line`: its bytes); false when `--strict` stops the run.
     func reject(_ reason: RejectReason, line: ByteView) -> Bool {

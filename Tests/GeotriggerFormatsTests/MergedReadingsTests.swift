@@ -118,6 +118,9 @@ import Testing
     /// The merge's plain lane gives exactly what `next()` gives: the same fixes in the same
     /// order, the rejects and other readings between them where they were, the same places for
     /// a checkpoint. For sources all NDJSON or all NMEA (called directly) and a mix of the two.
+    /// And mapped NMEA logs, whose fixes the merge reads ahead (`Lookahead`), give what the same
+    /// logs read without mapping (nothing read ahead) give, step for step, places and lines
+    /// included.
     @Test func thePlainLaneGivesWhatNextGives() throws {
         var generator = SplitMix64(seed: 38)
         var files: [TempFile] = []
@@ -143,10 +146,16 @@ import Testing
         let nmea = files.filter { $0.path.hasSuffix(".nmea") }.map(\.path)
         for (name, paths) in [("ndjson", ndjson), ("nmea", nmea), ("mixed", ndjson + nmea)] {
             for seed: UInt64 in [1, 2] {
-                func merge() throws -> MergedReadings { MergedReadings(try paths.map { try ReadingInput.open(path: $0, mapsFile: true) }) }
+                func merge(mapped: Bool = true) throws -> MergedReadings {
+                    MergedReadings(try paths.map { try ReadingInput.open(path: $0, mapsFile: mapped) })
+                }
+                #expect(try merge().readsAhead == (name == "nmea"), "\(name)")
+                #expect(try !merge(mapped: false).readsAhead, "\(name)")
                 let alone = Self.pull(try merge(), lane: false, seed: seed)
                 let laned = Self.pull(try merge(), lane: true, seed: seed)
+                let unmapped = Self.pull(try merge(mapped: false), lane: true, seed: seed)
                 #expect(laned == alone, "\(name)")
+                #expect(alone == unmapped, "\(name)")
                 #expect(alone.count > 100, "\(name)")
                 #expect(alone.contains { $0.hasPrefix("rejected") }, "\(name)")
             }

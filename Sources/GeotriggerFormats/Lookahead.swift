@@ -1,0 +1,112 @@
+import GeotriggerCore
+
+/// Fixes read ahead of a merge, a few per source, in one table laid out by turn
+/// (`MergedReadings`).
+///
+/// Why: a merge of one log per receiver takes a fix from each of thousands of sources in turn, so
+/// every fix had its source's state and next lines come back from memory, on pages the TLB had
+/// long let go of. Read `depth` fixes at a time, a source's state and lines are fetched once for
+/// several fixes; the merge then takes them from a table whose row j holds every source's j-th
+/// fix ahead, so sources taken in turn (every receiver with a fix each second) read it in order.
+///
+/// Only fixes whose reading stays valid while its decoder reads on are kept: those of an NMEA
+/// log mapped whole (its lines are the mapping's, its device the decoder's). A step that is not
+/// a fix is left in its decoder, which reads no further until the fixes before it are taken.
+///
+/// A struct of pointers, not a class: the merge reaches it at every step, and a class reference
+/// was retained and released there. Its owner frees it once (`deallocate()`).
+struct Lookahead {
+    /// A fix read ahead, and where its decoder stood after it.
+    struct Slot {
+        var t: Double
+        var latitude: Double
+        var longitude: Double
+        var accuracy: Double
+        var device: ByteView
+        /// The reading's line, which is also the line a rejection of it reports.
+        var line: ByteView
+        var lineNumber: Int
+        var position: InputPosition
+    }
+
+    /// Fixes read ahead per source at most.
+    static let depth = 16
+
+    private let sources: Int
+    /// Row j, column i: source i's fix ahead in row j (rows taken round, from `first[i]`).
+    private let slots: UnsafeMutablePointer<Slot>
+    private let first: UnsafeMutablePointer<Int32>
+    private let counts: UnsafeMutablePointer<Int32>
+    /// Per source, the step its decoder holds once its fixes ahead are taken (nil: none, the
+    /// decoder is read again).
+    private let held: UnsafeMutablePointer<DecodeStep?>
+
+    init(sources: Int) {
+        self.sources = sources
+        slots = .allocate(capacity: sources * Self.depth)
+        first = .allocate(capacity: sources)
+        first.initialize(repeating: 0, count: sources)
+        counts = .allocate(capacity: sources)
+        counts.initialize(repeating: 0, count: sources)
+        held = .allocate(capacity: sources)
+        held.initialize(repeating: nil, count: sources)
+    }
+
+    /// Frees the table (its owner's `deinit`). Slots and steps are trivial values: nothing to
+    /// deinitialize.
+    func deallocate() {
+        slots.deallocate()
+        first.deallocate()
+        counts.deallocate()
+        held.deallocate()
+    }
+
+    @inline(__always)
+    private func index(_ i: Int, _ k: Int) -> Int {
+        precondition(i >= 0 && i < sources && k >= 0 && k < Self.depth)
+        let row = Int(first[i]) &+ k
+        return (row < Self.depth ? row : row &- Self.depth) &* sources &+ i
+    }
+
+    /// How many fixes of source `i` are ahead.
+    @inline(__always)
+    func count(_ i: Int) -> Int { Int(counts[i]) }
+
+    /// Source `i`'s first fix ahead (`count(i)` must not be 0).
+    @inline(__always)
+    func front(_ i: Int) -> Slot {
+        precondition(counts[i] > 0)
+        return slots[index(i, 0)]
+    }
+
+    /// Takes source `i`'s first fix ahead.
+    @inline(__always)
+    func dropFirst(_ i: Int) {
+        precondition(counts[i] > 0)
+        counts[i] &-= 1
+        first[i] = first[i] &+ 1 == Int32(Self.depth) ? 0 : first[i] &+ 1
+    }
+
+    /// Adds a fix of source `i` after those ahead (fewer than `depth`).
+    @inline(__always)
+    func append(_ i: Int, _ slot: Slot) {
+        precondition(counts[i] < Int32(Self.depth))
+        (slots + index(i, Int(counts[i]))).initialize(to: slot)
+        counts[i] &+= 1
+    }
+
+    /// The step source `i`'s decoder holds, taken (nil if none).
+    @inline(__always)
+    func takeHeld(_ i: Int) -> DecodeStep? {
+        precondition(i >= 0 && i < sources)
+        guard let step = held[i] else { return nil }
+        held[i] = nil
+        return step
+    }
+
+    @inline(__always)
+    func hold(_ i: Int, _ step: DecodeStep) {
+        precondition(i >= 0 && i < sources)
+        held[i] = step
+    }
+}
