@@ -16,8 +16,10 @@ public struct ByteView: RandomAccessCollection, @unchecked Sendable {
     @inlinable @inline(__always)
     public init(unsafe raw: UnsafeRawBufferPointer) { self.raw = raw }
 
-    /// No bytes.
-    public static let empty = ByteView(unsafe: UnsafeRawBufferPointer(start: nil, count: 0))
+    /// No bytes. (Computed, not a stored global: every `Reading` starts with it, and a global
+    /// is reached through a once-guarded accessor, a call at each reading.)
+    @inlinable @inline(__always)
+    public static var empty: ByteView { ByteView(unsafe: UnsafeRawBufferPointer(start: nil, count: 0)) }
 
     @inlinable @inline(__always) public var startIndex: Int { 0 }
     @inlinable @inline(__always) public var endIndex: Int { raw.count }

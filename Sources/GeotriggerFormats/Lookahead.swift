@@ -16,17 +16,39 @@ import GeotriggerCore
 /// A struct of pointers, not a class: the merge reaches it at every step, and a class reference
 /// was retained and released there. Its owner frees it once (`deallocate()`).
 struct Lookahead {
-    /// A fix read ahead, and where its decoder stood after it.
+    /// A fix read ahead, and where its decoder stood after it: one cache line, the line's and
+    /// the place's numbers kept narrow (a fix whose numbers do not fit is not read ahead,
+    /// `init?`). The device is the source's, the same for all its fixes (`device(_:)`).
     struct Slot {
         var t: Double
         var latitude: Double
         var longitude: Double
         var accuracy: Double
-        var device: ByteView
         /// The reading's line, which is also the line a rejection of it reports.
-        var line: ByteView
+        private var lineStart: UnsafeRawPointer?
+        private var offset: Int
         var lineNumber: Int
-        var position: InputPosition
+        private var lineLength: UInt32
+        /// The decoder's line count after the fix, less the fix's line number.
+        private var linesAfter: UInt32
+
+        init?(t: Double, latitude: Double, longitude: Double, accuracy: Double, line: ByteView, lineNumber: Int,
+              position: InputPosition) {
+            guard let length = UInt32(exactly: line.count),
+                  let after = UInt32(exactly: position.line - lineNumber) else { return nil }
+            self.t = t
+            self.latitude = latitude
+            self.longitude = longitude
+            self.accuracy = accuracy
+            lineStart = line.unsafeBytes.baseAddress
+            offset = position.offset
+            self.lineNumber = lineNumber
+            lineLength = length
+            linesAfter = after
+        }
+
+        var line: ByteView { ByteView(unsafe: UnsafeRawBufferPointer(start: lineStart, count: Int(lineLength))) }
+        var position: InputPosition { InputPosition(offset: offset, line: lineNumber + Int(linesAfter)) }
     }
 
     /// Fixes read ahead per source at most.
@@ -35,6 +57,7 @@ struct Lookahead {
     private let sources: Int
     /// Row j, column i: source i's fix ahead in row j (rows taken round, from `first[i]`).
     private let slots: UnsafeMutablePointer<Slot>
+    private let devices: UnsafeMutablePointer<ByteView>
     private let first: UnsafeMutablePointer<Int32>
     private let counts: UnsafeMutablePointer<Int32>
     /// Per source, the step its decoder holds once its fixes ahead are taken (nil: none, the
@@ -43,7 +66,9 @@ struct Lookahead {
 
     init(sources: Int) {
         self.sources = sources
-        slots = .allocate(capacity: sources * Self.depth)
+        slots = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<Slot>.stride * sources * Self.depth,
+                                                 alignment: 64).bindMemory(to: Slot.self, capacity: sources * Self.depth)
+        devices = .allocate(capacity: sources)
         first = .allocate(capacity: sources)
         first.initialize(repeating: 0, count: sources)
         counts = .allocate(capacity: sources)
@@ -56,6 +81,7 @@ struct Lookahead {
     /// deinitialize.
     func deallocate() {
         slots.deallocate()
+        devices.deallocate()
         first.deallocate()
         counts.deallocate()
         held.deallocate()
@@ -87,12 +113,20 @@ struct Lookahead {
         first[i] = first[i] &+ 1 == Int32(Self.depth) ? 0 : first[i] &+ 1
     }
 
-    /// Adds a fix of source `i` after those ahead (fewer than `depth`).
+    /// Adds a fix of source `i`, of `device`, after those ahead (fewer than `depth`).
     @inline(__always)
-    func append(_ i: Int, _ slot: Slot) {
+    func append(_ i: Int, _ slot: Slot, device: ByteView) {
         precondition(counts[i] < Int32(Self.depth))
         (slots + index(i, Int(counts[i]))).initialize(to: slot)
         counts[i] &+= 1
+        devices[i] = device
+    }
+
+    /// Source `i`'s device: every fix of an NMEA log has its decoder's.
+    @inline(__always)
+    func device(_ i: Int) -> ByteView {
+        precondition(i >= 0 && i < sources)
+        return devices[i]
     }
 
     /// The step source `i`'s decoder holds, taken (nil if none).

@@ -18,8 +18,9 @@ public final class MergedReadings {
     }
 
     public let sources: [any ReadingDecoder]
-    /// The sources whose `current` holds a reading not yet returned, earliest first.
-    @exclusivity(unchecked) private var heads: SourceHeap
+    /// The sources whose `current` holds a reading not yet returned, earliest first. (A `let`: a
+    /// class held in a `var` is retained and released around each call made on it.)
+    private let heads: SourceHeap
     /// Sources before this one have been asked for their first reading (in input order, before
     /// any reading is returned).
     @exclusivity(unchecked) private var polled = 0
@@ -67,53 +68,60 @@ public final class MergedReadings {
 
     /// Moves source `i` on to its next step: its next fix ahead, if it has one; else its decoder's
     /// step, and when that is a fix, the fixes after it read ahead until `Lookahead.depth` or a
-    /// step that is not one (left in the decoder, for its turn).
+    /// step that is not one (left in the decoder, for its turn). When the decoder was read and
+    /// gave a reading, notes where it will read next (`hints`): only then has that moved, and a
+    /// fix taken from the table leaves the decoder, out of the cache by now, untouched.
     @inline(__always)
     private func advance<S: MergeSources>(_ i: Int, _ s: S) -> DecodeStep {
-        guard readsAhead else { return s.next(i) }
-        if ahead.count(i) > 0 {
+        if readsAhead, ahead.count(i) > 0 {
             ahead.dropFirst(i)
             if ahead.count(i) > 0 { return .reading }
             if let step = ahead.takeHeld(i) { return step }
         }
         let step = s.next(i)
-        guard step == .reading, s.current(i).kind == .fix else { return step }
-        ahead.append(i, slot(i, s))
-        while ahead.count(i) < Lookahead.depth {
-            let next = s.next(i)
-            guard next == .reading, s.current(i).kind == .fix else {
-                ahead.hold(i, next)
-                break
+        guard step == .reading else { return step }
+        if readsAhead, s.current(i).kind == .fix, let first = slot(i, s) {
+            ahead.append(i, first, device: s.current(i).device)
+            while ahead.count(i) < Lookahead.depth {
+                let next = s.next(i)
+                guard next == .reading, s.current(i).kind == .fix, let fix = slot(i, s) else {
+                    ahead.hold(i, next)
+                    break
+                }
+                ahead.append(i, fix, device: s.current(i).device)
             }
-            ahead.append(i, slot(i, s))
         }
+        hints[i] = s.cacheHint(i)
         return .reading
     }
 
-    /// Source `i`'s fix, as its decoder has it, with where the decoder stands after it.
+    /// Source `i`'s fix, as its decoder has it, with where the decoder stands after it (nil if
+    /// its numbers do not fit a slot: it is then taken from the decoder).
     @inline(__always)
-    private func slot<S: MergeSources>(_ i: Int, _ s: S) -> Lookahead.Slot {
+    private func slot<S: MergeSources>(_ i: Int, _ s: S) -> Lookahead.Slot? {
         let r = s.current(i)
         return Lookahead.Slot(t: r.t, latitude: r.latitude, longitude: r.longitude, accuracy: r.accuracy,
-                              device: r.device, line: r.line, lineNumber: s.lineNumber(i), position: s.position(i))
+                              line: r.line, lineNumber: s.lineNumber(i), position: s.position(i))
+    }
+
+    /// Source `i`'s first fix ahead, if it reads ahead and has one.
+    @inline(__always)
+    private func fixAhead(_ i: Int) -> Lookahead.Slot? {
+        readsAhead && ahead.count(i) > 0 ? ahead.front(i) : nil
     }
 
     /// Source `i`'s head: its first fix ahead, else its decoder's reading.
     @inline(__always)
     private func head<S: MergeSources>(_ i: Int, _ s: S) -> Reading {
-        if readsAhead, ahead.count(i) > 0 {
-            let f = ahead.front(i)
-            return .fix(t: f.t, device: f.device, latitude: f.latitude, longitude: f.longitude, accuracy: f.accuracy,
-                        line: f.line)
-        }
-        return s.current(i)
+        guard let f = fixAhead(i) else { return s.current(i) }
+        return .fix(t: f.t, device: ahead.device(i), latitude: f.latitude, longitude: f.longitude, accuracy: f.accuracy,
+                    line: f.line)
     }
 
     /// Where source `i` stands after its head.
     @inline(__always)
     private func position<S: MergeSources>(_ i: Int, _ s: S) -> InputPosition {
-        if readsAhead, ahead.count(i) > 0 { return ahead.front(i).position }
-        return s.position(i)
+        fixAhead(i)?.position ?? s.position(i)
     }
 
     /// Whether source `i`'s decoder is read at its next step (none of its fixes is ahead but its
@@ -123,16 +131,14 @@ public final class MergedReadings {
 
     /// Moves the top source (whose reading was returned) on to its next: its new head into
     /// place, or out at its end; a rejected record is returned, the source then still without a
-    /// head (`consumed` stays set, so it is asked again). With a new head, notes where the source
-    /// will read from next and has the cache load what the sources after the top will read, a
-    /// step or two before they do.
+    /// head (`consumed` stays set, so it is asked again). With a new head, has the cache load what
+    /// the sources after the top will read (their `hints`), a step or two before they do.
     @inline(__always)
     private func advanceTop<S: MergeSources>(_ s: S) -> RejectReason? {
         let i = heads.top
         switch advance(i, s) {
         case .reading:
             heads.replaceTop(at: head(i, s).t)
-            hints[i] = s.cacheHint(i)
             let (a, b) = heads.following
             if a >= 0 && readsNext(a) { hints[a].prefetch() }
             if b >= 0 && readsNext(b) { hints[b].prefetch() }
@@ -204,15 +210,9 @@ public final class MergedReadings {
     public var current: Reading { head(lastSource, MixedSources(all: sources)) }
     /// The line of the last step: a rejected record's, or the reading's (should the engine
     /// reject it).
-    public var rejectedLine: ByteView {
-        if readsAhead, ahead.count(lastSource) > 0 { return ahead.front(lastSource).line }
-        return sources[lastSource].rejectedLine
-    }
+    public var rejectedLine: ByteView { fixAhead(lastSource)?.line ?? sources[lastSource].rejectedLine }
     /// The line number of the last step, in its source.
-    public var lineNumber: Int {
-        if readsAhead, ahead.count(lastSource) > 0 { return ahead.front(lastSource).lineNumber }
-        return sources[lastSource].lineNumber
-    }
+    public var lineNumber: Int { fixAhead(lastSource)?.lineNumber ?? sources[lastSource].lineNumber }
     public var sourceName: String { sources[lastSource].sourceName }
     /// Bytes consumed over all sources.
     public var bytesRead: Int { sources.reduce(0) { $0 + $1.bytesRead } }

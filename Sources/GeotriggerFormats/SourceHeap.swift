@@ -94,9 +94,7 @@ final class SourceHeap {
     /// The top source has a new head, at `t`: moves it into place.
     func replaceTop(at t: Double) {
         precondition(count > 0)
-        let e = Entry(t: t, source: topInRun ? run[head].source : side[0].source)
-        takeTop()
-        place(e)
+        place(Entry(t: t, source: takeTop()))
     }
 
     /// Takes the top source out (its input ended).
@@ -106,14 +104,17 @@ final class SourceHeap {
         settle()
     }
 
-    @inline(__always)
-    private func takeTop() {
+    /// Takes the top out of the run or the side heap; returns its source.
+    @inline(__always) @discardableResult
+    private func takeTop() -> Int32 {
         if topInRun {
             head &+= 1
-        } else {
-            sideCount &-= 1
-            if sideCount > 0 { sink(side[sideCount]) }
+            return run[head &- 1].source
         }
+        let source = side[0].source
+        sideCount &-= 1
+        if sideCount > 0 { sink(side[sideCount]) }
+        return source
     }
 
     /// Puts `e` where it belongs: after the run's last and the overflow's last, at the overflow's
