@@ -54,7 +54,9 @@ def main():
                 lines.append({"t": round(t0 + t + 0.05 * minor, 2), "device": "phone", "uuid": UUID,
                               "major": 1, "minor": minor, "rssi": max(-127, min(-1, rssi))})
         t += 0.5
-    lines.append({"t": t0 + 30.0, "device": "phone", "uuid": UUID, "major": 2, "minor": 1, "rssi": -60})
+    # The kiosk, heard for 2 s at 2 Hz (a visit longer than the 1.5 s minimum visit), then never again.
+    for k in range(5):
+        lines.append({"t": t0 + 30.0 + 0.5 * k, "device": "phone", "uuid": UUID, "major": 2, "minor": 1, "rssi": -60})
     lines.sort(key=lambda r: r["t"])
     (OUT / "walk.ndjson").write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in lines))
     (OUT / "requests.json").write_text(json.dumps([

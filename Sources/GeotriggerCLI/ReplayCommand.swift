@@ -240,6 +240,9 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Beacon region exit after S seconds without a qualifying sighting.", valueName: "S"))
     var beaconExit: Double = 30
 
+    @Option(help: ArgumentHelp("A beacon zone is entered only once its enter rule has held at every sighting (or fused update) for S seconds: shorter \"visits\" are grazes and fades, the flapping a real walk shows (0: enter at once).", valueName: "S"))
+    var beaconMinVisit: Double = BeaconOptions().minimumVisit
+
     @Option(help: ArgumentHelp("At the end of input, advance the clock to TIME (Unix seconds or RFC 3339, in the years 0001–9999) and fire due timers.", valueName: "TIME"))
     var until: String?
 
@@ -258,6 +261,9 @@ struct EngineOptions: ParsableArguments {
         if !(safeDistance >= 0 && safeDistance.isFinite) { throw ValidationError("--safe-distance must be a finite number of metres ≥ 0") }
         if let expire, !(expire > 0 && expire.isFinite) { throw ValidationError("--expire must be a positive number of seconds") }
         if !(beaconExit > 0 && beaconExit.isFinite) { throw ValidationError("--beacon-exit must be a positive number of seconds") }
+        if !(beaconMinVisit >= 0 && beaconMinVisit.isFinite) {
+            throw ValidationError("--beacon-min-visit must be a finite number of seconds ≥ 0")
+        }
         if let until {
             guard let t = parseTime(until) else {
                 throw ValidationError("--until must be Unix seconds or an RFC 3339 time, not \"\(until)\"")
@@ -274,6 +280,7 @@ struct EngineOptions: ParsableArguments {
         config.monitor = MonitorOptions(maxAccuracy: maxAccuracy, dwell: dwell, initial: initial,
                                         safeDistance: safeDistance > 0 ? safeDistance : nil, expire: expire)
         config.beacons.exitAfter = beaconExit
+        config.beacons.minimumVisit = beaconMinVisit
         config.until = until.flatMap(parseTime)
         config.strict = strict
         config.echoProperties = echoProperties

@@ -47,6 +47,7 @@ package struct RunIdentity: Equatable {
             ("--initial", m.initial.rawValue),
             ("--expire", m.expire.map { "\($0)" } ?? "off"),
             ("--beacon-exit", "\(b.exitAfter)"),
+            ("--beacon-min-visit", "\(b.minimumVisit)"),
             ("beacon model", "\(b.sigmaBound) \(b.fusedExitMargin) \(b.fusionWindow) \(b.fusionMaxRange) \(b.positionTimeConstant) \(b.fusedConfirmations)"),
             ("--until", c.until.map { "\($0)" } ?? "none"),
             ("--strict", "\(c.strict)"),

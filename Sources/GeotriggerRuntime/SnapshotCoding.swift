@@ -13,7 +13,7 @@ import GeotriggerCore
 /// checkpoint files and `consume`'s partition snapshots. One number, raised when any part's
 /// `writeSnapshot` changes, so neither container can read another version's state.
 public enum SnapshotFormat {
-    public static let version: UInt32 = 2
+    public static let version: UInt32 = 3
 }
 
 public struct SnapshotWriter {

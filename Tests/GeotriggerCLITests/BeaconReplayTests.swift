@@ -18,6 +18,29 @@ struct BeaconReplayTests {
         [{"id":"hello","content":{"title":"Welcome to the lobby"},"trigger":{"type":"location","region":"lobby","notifyOnExit":false}}]
         """
 
+    @Test("--beacon-min-visit: by default a near zone is entered 1.5 s after its first wanting sighting, a shorter stay not at all")
+    func minimumVisit() throws {
+        let dir = try CLI.temporaryDirectory()
+        let regionsPath = dir.appendingPathComponent("regions.geojson").path
+        try Self.regions.write(toFile: regionsPath, atomically: true, encoding: .utf8)
+        let u = Self.uuid
+        func sightings(_ times: [Int]) -> Data {
+            Data(times.map { #"{"t":\#($0),"device":"phone","uuid":"\#(u)","major":1,"minor":7,"rssi":-59}"# + "\n" }.joined().utf8)
+        }
+        func lobbyEnters(_ r: CLI.Result) -> [String] {
+            r.lines.filter { $0.contains(#""event":"enter""#) && $0.contains(#""region":"lobby""#) }
+                .compactMap { $0.split(separator: "\"").dropFirst(3).first.map(String.init) }
+        }
+        let brief = try CLI.run(["replay", "--regions", regionsPath], stdin: sightings([1, 2]))
+        #expect(brief.status == 0 && lobbyEnters(brief).isEmpty, "\(brief.stdout)")
+        let stays = try CLI.run(["replay", "--regions", regionsPath], stdin: sightings([1, 2, 3, 4]))
+        #expect(lobbyEnters(stays) == ["1970-01-01T00:00:03.000Z"], "\(stays.stdout)")
+        let atOnce = try CLI.run(["replay", "--regions", regionsPath, "--beacon-min-visit", "0"], stdin: sightings([1, 2]))
+        #expect(lobbyEnters(atOnce) == ["1970-01-01T00:00:01.000Z"], "\(atOnce.stdout)")
+        let bad = try CLI.run(["replay", "--regions", regionsPath, "--beacon-min-visit", "-1"], stdin: sightings([1]))
+        #expect(bad.status == 64 && bad.stderr.contains("--beacon-min-visit"), "\(bad.stderr)")
+    }
+
     @Test("mixed fixes and sightings: beacon events, wildcard naming, silence exits, fix-entered positioned zones, deliveries")
     func mixedStream() throws {
         let dir = try CLI.temporaryDirectory()
@@ -36,7 +59,9 @@ struct BeaconReplayTests {
             {"t":10,"device":"phone","lat":48.3,"lon":16.37}
 
             """
-        let r = try CLI.run(["replay", "--regions", regionsPath, "--requests", requestsPath, "--until", "100"],
+        // Two sightings a second apart are a visit only without the minimum visit (its own test below).
+        let r = try CLI.run(["replay", "--regions", regionsPath, "--requests", requestsPath, "--until", "100",
+                             "--beacon-min-visit", "0"],
                             stdin: Data(input.utf8))
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.lines

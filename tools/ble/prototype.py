@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from statistics import NormalDist
 import sys
 from collections import deque
 from pathlib import Path
@@ -58,10 +59,15 @@ class PerBeaconModel:
     """
     name = "?"
 
-    def __init__(self, exit_factor=1.15, confirm=1, p1m=P1M, n=N_EXP, z=0.0, enter_factor=1.0):
+    def __init__(self, exit_factor=1.15, confirm=1, p1m=P1M, n=N_EXP, z=0.0, enter_factor=1.0,
+                 min_in=0.0, min_out=0.0):
         self.exit_factor = exit_factor
         self.enter_factor = enter_factor
         self.confirm = confirm
+        # issue 38, a minimum visit: a zone is entered only once the enter rule has held at every
+        # sighting for min_in seconds (a visit shorter than that is a graze or a fade); likewise
+        # min_out for exits (kept at 0: an exit is not delayed).
+        self.min_in, self.min_out = min_in, min_out
         self.z = z          # decide on the estimate's z-sigma bound (update returns (dBm, sigma))
         self.p1m, self.n = p1m, n
 
@@ -79,8 +85,8 @@ class PerBeaconModel:
         inside: dict[str, bool] = {}
         last: dict[str, float] = {}
         streak: dict[str, int] = {}
+        since: dict[str, float] = {}     # when the current streak began
         states: dict[str, dict] = {}
-        pending_exit = []   # (deadline, region) checked when the clock passes them
         for r in rows:
             # timers first: any inside region silent for BEACON_EXIT seconds exits
             for name in [k for k, v in inside.items() if v]:
@@ -104,7 +110,10 @@ class PerBeaconModel:
             want_change = ((d < R_NEAR * self.enter_factor) if not was
                            else (d > R_NEAR * self.exit_factor))
             streak[name] = streak.get(name, 0) + 1 if want_change else 0
-            if streak[name] >= self.confirm:
+            if streak[name] == 1:
+                since[name] = r.t
+            hold = self.min_out if was else self.min_in
+            if streak[name] >= self.confirm and r.t - since[name] >= hold:
                 inside[name] = not was
                 streak[name] = 0
                 events.append({"t": r.t, "event": "exit" if was else "enter",
@@ -188,15 +197,28 @@ class KalmanBeaconModel(PerBeaconModel):
     """
     name = "kalman"
 
-    def __init__(self, q=15.0, r=36.0, gate=3.0, exit_factor=1.5, confirm=2, **kw):
+    def __init__(self, q=15.0, r=36.0, gate=3.0, exit_factor=1.5, confirm=2, env_window=0.0,
+                 env_q=1.0, **kw):
         super().__init__(exit_factor=exit_factor, confirm=confirm, **kw)
         self.q, self.r, self.gate = q, r, gate
+        # issue 38: body shadowing and fades only weaken a signal, so the strong end of a short
+        # window (its env_q quantile over env_window s) is the better reading of the distance.
+        self.env_window, self.env_q = env_window, env_q
 
     def describe(self):
         return (f"kalman: q={self.q:g} dB²/s, R={self.r:g} dB², gate {self.gate:g}σ, "
                 f"exit d>{self.exit_factor:g}·R, confirm {self.confirm}")
 
     def update(self, st, t, rssi):
+        if self.env_window > 0:
+            buf = st.setdefault("env", deque())
+            buf.append((t, rssi))
+            while buf and buf[0][0] <= t - self.env_window:
+                buf.popleft()
+            # the quantile of a window of N(mu, R) readings lies z_q sigma above mu: taken off, so
+            # that the measurement still stands for the mean the log-distance model is set for
+            offset = NormalDist().inv_cdf(self.env_q) * math.sqrt(self.r) if self.env_q < 1 else 0.0
+            rssi = float(np.quantile([x for _, x in buf], self.env_q)) - offset
         if "x" not in st:
             st.update(x=float(rssi), p=self.r, t=t)
             return st["x"], math.sqrt(st["p"])
@@ -237,7 +259,8 @@ class FusedModel:
                  device_z=1.2, min_beacons=3, weight_power=2.0, p1m=P1M, n=N_EXP,
                  max_range=0.0, solver="wls", start="prev", vel_q=0.0, strongest=0, free_power=False,
                  rssi_filter="window", q=15.0, r=36.0, decide="distance", p_enter=0.84,
-                 p_exit=-1.0, sigma_slow=4.0, sigma_fast=4.0):
+                 p_exit=-1.0, sigma_slow=4.0, sigma_fast=4.0, vmax=0.0, min_in=0.0, min_out=0.0,
+                 env_q=0.0):
         self.window, self.tau, self.hyst, self.confirm = window, tau, hyst, confirm
         self.k_mad, self.heights, self.device_z = k_mad, heights, device_z
         self.min_beacons, self.weight_power = min_beacons, weight_power
@@ -256,6 +279,14 @@ class FusedModel:
         self.decide, self.p_enter = decide, p_enter
         self.p_exit = p_exit    # < 0: 1 - p_enter
         self.sigma_slow, self.sigma_fast = sigma_slow, sigma_fast
+        # issue 38: a person moves at most vmax m/s, so the smoothed position moves no faster
+        # (0: no limit); a change of zone must be wanted for min_in / min_out s without a break;
+        # env_q > 0: a beacon's range from that quantile of its window instead of the gated mean.
+        self.vmax, self.min_in, self.min_out, self.env_q = vmax, min_in, min_out, env_q
+        # gate_beacon: the per-beacon decision (KalmanBeaconModel, z 1, the same min_in) as well:
+        # 1 = enter only while the beacon's own zone is entered too; 2 = also stay while either is.
+        self.gate_beacon = 0
+        self.gate_min_in = 0.0      # the gating per-beacon decision's own minimum visit
 
     def describe(self):
         solver = {"wls": f"range WLS w=1/d^{self.weight_power:g}",
@@ -316,12 +347,29 @@ class FusedModel:
         return x
 
     def run(self, rows, sensors):
+        pb_in = None
+        if self.gate_beacon:
+            pb = KalmanBeaconModel(q=15.0, r=36.0, gate=3.0, z=1.0, exit_factor=1.0, confirm=1,
+                                   min_in=self.gate_min_in)
+            pb_events = pb.run(rows, sensors)
+            changes: dict[str, list] = {}
+            for e in pb_events:
+                changes.setdefault(e["region"], []).append((e["t"], e["event"] == "enter"))
+
+            def pb_in(name, t):
+                state = False
+                for te, inside_now in changes.get(name, []):
+                    if te > t:
+                        break
+                    state = inside_now
+                return state
         bufs: dict[str, deque] = {}
         pos = {s.name: np.array(s.pos[:2]) for s in sensors.values()}
         z = {s.name: s.pos[2] for s in sensors.values()}
         last: dict[str, float] = {}
         inside: dict[str, bool] = {}
         streak: dict[str, int] = {}
+        since: dict[str, float] = {}
         x_raw = x_s = None
         t_prev = None
         events = []
@@ -346,6 +394,11 @@ class FusedModel:
                     k = kal[nm]
                     rs = k["x"]
                     var = k["p"] + self.q * (r.t - k["t"])
+                elif self.env_q > 0:
+                    # the strong end of the window, less where that quantile of N(mu, r) lies
+                    offset = NormalDist().inv_cdf(self.env_q) * math.sqrt(self.r) if self.env_q < 1 else 0.0
+                    rs = float(np.quantile([x for _, x in buf], self.env_q)) - offset
+                    var = (self.sigma_slow ** 2 + self.sigma_fast ** 2 / len(buf)) if self.decide == "prob" else self.r / len(buf)
                 else:
                     rs = gated_mean([x for _, x in buf], self.k_mad)
                     var = (self.sigma_slow ** 2 + self.sigma_fast ** 2 / len(buf)) if self.decide == "prob" else self.r / len(buf)
@@ -381,7 +434,13 @@ class FusedModel:
                 x_s = x_raw.copy()
             else:
                 a = 1 - math.exp(-max(r.t - t_prev, 0.0) / self.tau) if self.tau > 0 else 1.0
-                x_s = x_s + a * (x_raw - x_s)
+                step = a * (x_raw - x_s)
+                if self.vmax > 0:
+                    limit = self.vmax * max(r.t - t_prev, 0.0)
+                    length = float(np.hypot(*step))
+                    if length > limit:
+                        step = step * (limit / length)
+                x_s = x_s + step
             t_prev = r.t
             if self.decide == "prob":
                 # Covariance of the log-range solution at x_raw, applied around x_s.
@@ -407,8 +466,17 @@ class FusedModel:
                     want = p_in >= self.p_enter if not was else p_in <= p_exit
                 else:
                     want = dist < R_NEAR if not was else dist > R_NEAR + self.hyst
+                if pb_in is not None:
+                    if not was:
+                        want = want and pb_in(nm, r.t)
+                    elif self.gate_beacon == 2:
+                        want = want and not pb_in(nm, r.t)
                 streak[nm] = streak.get(nm, 0) + 1 if want else 0
-                if streak[nm] >= self.confirm:
+                if streak[nm] == 1:
+                    since[nm] = r.t
+                # issue 38, a minimum visit: the enter rule must hold at every update for min_in s
+                hold = self.min_out if was else self.min_in
+                if streak[nm] >= self.confirm and r.t - since[nm] >= hold:
                     inside[nm] = not was
                     streak[nm] = 0
                     events.append({"t": r.t, "event": "exit" if was else "enter",
@@ -440,6 +508,10 @@ class TrackerModel:
     updates; or (decide="prob") on P(D < 3 m) under the tracker's position distribution:
     enter when P > p_enter, exit when P(D < 3.5 m) < p_exit, 2 consecutive updates.
     """
+    # no minimum visit (the streak rule shared with FusedModel)
+    min_in = 0.0
+    min_out = 0.0
+
     name = "tracker"
 
     def __init__(self, sigma_a=0.7, v_max=1.5, sigma_db=6.0, rho0=0.5, p1m=P1M, n=N_EXP,
@@ -472,6 +544,7 @@ class TrackerModel:
         last: dict[str, float] = {}
         inside: dict[str, bool] = {}
         streak: dict[str, int] = {}
+        since: dict[str, float] = {}
         events = []
         init_buf: dict[str, list] = {}
         t0 = None
@@ -514,7 +587,11 @@ class TrackerModel:
                     want = (self.p_inside(pos[nm], R_NEAR) > self.p_enter if not was
                             else self.p_inside(pos[nm], R_NEAR + self.hyst) < self.p_exit)
                 streak[nm] = streak.get(nm, 0) + 1 if want else 0
-                if streak[nm] >= self.confirm:
+                if streak[nm] == 1:
+                    since[nm] = r.t
+                # issue 38, a minimum visit: the enter rule must hold at every update for min_in s
+                hold = self.min_out if was else self.min_in
+                if streak[nm] >= self.confirm and r.t - since[nm] >= hold:
                     inside[nm] = not was
                     streak[nm] = 0
                     events.append({"t": r.t, "event": "exit" if was else "enter",

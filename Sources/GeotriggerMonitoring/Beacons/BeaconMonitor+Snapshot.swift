@@ -59,6 +59,8 @@ extension BeaconMonitor {
             w.f64(zone.lastQualifying)
             w.f64(zone.causeDistance)
             w.i32(zone.qualifying)
+            w.f64(zone.pendingSince)
+            w.i32(zone.pendingTrack)
             w.i32(zone.fusedDisagreements)
             w.i32(zone.cause)
             w.u8((zone.inside ? 1 : 0) | (zone.fusedIn ? 2 : 0) | (zone.fixIn ? 4 : 0) | (zone.timerArmed ? 8 : 0)
@@ -163,6 +165,11 @@ extension BeaconMonitor {
             zone.lastQualifying = try r.f64()
             zone.causeDistance = try r.f64()
             zone.qualifying = try r.i32()
+            zone.pendingSince = try r.f64()
+            zone.pendingTrack = try r.i32()
+            guard zone.pendingTrack >= -1, Int(zone.pendingTrack) < restoredTracks.count else {
+                throw SnapshotError("snapshot has a zone waited on by track \(zone.pendingTrack)")
+            }
             zone.fusedDisagreements = try r.i32()
             zone.cause = try r.i32()
             guard zone.cause >= -1, Int(zone.cause) < ids.count else { throw SnapshotError("snapshot has a zone caused by beacon \(zone.cause)") }

@@ -20,10 +20,18 @@ public struct BeaconOptions: Sendable {
     /// Ranges beyond this are not fused: weak signals are censored by receiver sensitivity and
     /// mostly non-line-of-sight indoors, so beyond 10 m an RSSI says little.
     public var fusionMaxRange: Double = 10
-    /// Time constant of the fused position's smoothing (walking positions correlate over ~1 s).
-    public var positionTimeConstant: Double = 1
+    /// Time constant of the fused position's smoothing: walking positions correlate over 1–1.5 s
+    /// (1.5 chosen by leaving one walk out, docs/beacons.md).
+    public var positionTimeConstant: Double = 1.5
     /// A fused zone decision flips only after this many consecutive fused updates agree.
     public var fusedConfirmations: Int = 2
+    /// A minimum visit (seconds) for zones decided per beacon: a zone is entered only once its
+    /// enter rule has held at every sighting for this long without a break. A walker at about
+    /// 1.3 m/s covers 2 m in 1.5 s: a shorter "visit" of a 3 m zone is a graze or a fade. Chosen
+    /// among 0.5–2 s by leaving one walk out (docs/beacons.md). Exits are not delayed. 0: enter
+    /// at once. (Zones decided by the fused position wait for their beacon's own estimate
+    /// instead, `fuse(device:at:)`.)
+    public var minimumVisit: Double = 1.5
     /// Emit `dwell` once per visit after this many seconds inside (the engine passes `--dwell`).
     public var dwell: Double? = nil
 
@@ -79,14 +87,20 @@ public final class BeaconMonitor: TimerOwner {
         static let idle: Int32 = -1
     }
 
-    /// Per (device, beacon region): 48 bytes (the beacon that caused it as a slot of
+    /// Per (device, beacon region): 64 bytes (the beacon that caused it as a slot of
     /// `beaconIDs`, counters as Int32 and the flags together; as first written, 104).
     struct Zone {
         var enteredAt = Double.nan
         var lastQualifying = -Double.infinity
         var causeDistance = Double.nan
-        /// Beacons currently estimated within the zone.
+        /// Beacons currently estimated within the zone. (For a zone the fused position decides,
+        /// by the 1σ rule alone, without the minimum visit: its enters wait for one of them.)
         var qualifying: Int32 = 0
+        /// Since when beacon `pendingTrack`'s sightings have wanted the zone without a break,
+        /// while it does not yet qualify (`minimumVisit`); NaN when none is waiting.
+        var pendingSince = Double.nan
+        /// The track whose sightings have wanted the zone since `pendingSince` (−1: none).
+        var pendingTrack: Int32 = -1
         /// Consecutive fused updates that disagree with `fusedIn`.
         var fusedDisagreements: Int32 = 0
         /// The beacon that last qualified or was heard (a slot of `beaconIDs`), or −1.
@@ -202,6 +216,7 @@ public final class BeaconMonitor: TimerOwner {
         guard let b = beaconSlot(id) else { return .unmatched }
         let ti = track(device: d, beacon: b)
         let smoothed = tracks[ti].filter.update(rssi: rssi, at: t)
+        let heardBefore = tracks[ti].lastSeen
         tracks[ti].lastSeen = t
         tracks[ti].smoothed = smoothed
         tracks[ti].tx = tx
@@ -215,18 +230,23 @@ public final class BeaconMonitor: TimerOwner {
         for (k, r) in matches(ofBeacon: b).enumerated() {
             let region = spec(r)
             let z = Int(zone(device: d, region: r))
-            if fuses && region.position != nil {
+            let fused = fuses && region.position != nil
+            if fused {
                 // Positioned zones follow the fused position (below); hearing a matching beacon
                 // keeps a fused visit from ending by silence.
                 heardPositioned = true
                 zones[z].lastQualifying = t
                 zones[z].cause = tracks[ti].beacon
-                continue
             }
             let distance = DistanceModel.distance(rssi: smoothed, tx: tx, region: region)
             let bit = UInt64(1) << UInt64(min(k, 63))
+            if fused && tracks[ti].qualifies & bit != 0 && heardBefore + options.exitAfter < t {
+                // Silent for `exitAfter` while it only gated the fused zone: no timer withdrew it.
+                tracks[ti].qualifies &= ~bit
+                zones[z].qualifying -= 1
+            }
             let was = tracks[ti].qualifies & bit != 0
-            let now: Bool
+            var now: Bool
             if let limit = region.zone.limit {
                 // Decide on the estimate's 1σ bounds instead of a fixed margin: enter when even its
                 // weak end (RSSI − σ, the farther distance) is inside, leave when even its strong
@@ -236,6 +256,7 @@ public final class BeaconMonitor: TimerOwner {
                     now = DistanceModel.distance(rssi: smoothed + sigma, tx: tx, region: region) <= limit
                 } else {
                     now = DistanceModel.distance(rssi: smoothed - sigma, tx: tx, region: region) < limit
+                    if !fused { now = heldLongEnough(now, zone: z, track: Int32(ti), at: t) }
                 }
             } else {
                 now = true  // `any` / `far`: seen at all
@@ -244,6 +265,8 @@ public final class BeaconMonitor: TimerOwner {
                 tracks[ti].qualifies ^= bit
                 zones[z].qualifying += now ? 1 : -1
             }
+            // A fused zone's beacons qualify only to let the fused position enter it (`fuse`).
+            if fused { continue }
             if now {
                 zones[z].lastQualifying = t
                 zones[z].cause = tracks[ti].beacon
@@ -315,7 +338,7 @@ public final class BeaconMonitor: TimerOwner {
             return
         }
         zones[z].timerArmed = false
-        guard zones[z].qualifying > 0 || zones[z].fusedIn else { return }
+        guard zones[z].fusedIn || (zones[z].qualifying > 0 && !decidedByFusion(zoneKeys[z].region)) else { return }
         let expires = zones[z].lastQualifying + options.exitAfter
         if expires > due {
             arm(zone: timer.zone, device: timer.device, at: expires)  // a newer sighting came in
@@ -335,8 +358,9 @@ public final class BeaconMonitor: TimerOwner {
     private func update(zone z: Int32, device d: Int32, region r: Int32, at t: Double, stamp: Double,
                         reason: RegionEvent.ExitReason) {
         let zi = Int(z)
-        let inNow = zones[zi].qualifying > 0 || zones[zi].fusedIn || zones[zi].fixIn
-        if inNow && (zones[zi].qualifying > 0 || zones[zi].fusedIn) && !zones[zi].timerArmed {
+        let byBeacons = zones[zi].fusedIn || (zones[zi].qualifying > 0 && !decidedByFusion(r))
+        let inNow = byBeacons || zones[zi].fixIn
+        if inNow && byBeacons && !zones[zi].timerArmed {
             arm(zone: z, device: d, at: zones[zi].lastQualifying + options.exitAfter)
         }
         guard inNow != zones[zi].inside else { return }
@@ -357,6 +381,33 @@ public final class BeaconMonitor: TimerOwner {
             sink?.handle(RegionEvent(kind: .exit, t: stamp, device: d, region: r, distance: .nan,
                                      enteredAt: zones[zi].enteredAt, beacon: beacon, proximity: nil, reason: reason))
         }
+    }
+
+    /// Whether region `r`'s zones follow the fused position (a positioned region, ≥ 3 of them).
+    private func decidedByFusion(_ r: Int32) -> Bool {
+        fuses && spec(r).position != nil
+    }
+
+    /// Whether a beacon's enter rule, holding (`wanted`) at this sighting, has held at each of
+    /// its sightings for `minimumVisit` (`Zone.pendingSince`). One beacon of a zone is timed at
+    /// a time: while it is, another's sightings neither start nor break the wait.
+    private func heldLongEnough(_ wanted: Bool, zone z: Int, track ti: Int32, at t: Double) -> Bool {
+        guard options.minimumVisit > 0 else { return wanted }
+        let timing = zones[z].pendingTrack
+        guard timing == ti || timing < 0 else { return false }
+        guard wanted else {
+            zones[z].pendingTrack = -1
+            zones[z].pendingSince = .nan
+            return false
+        }
+        if timing < 0 {
+            zones[z].pendingTrack = ti
+            zones[z].pendingSince = t
+        }
+        guard t - zones[z].pendingSince >= options.minimumVisit else { return false }
+        zones[z].pendingTrack = -1
+        zones[z].pendingSince = .nan
+        return true
     }
 
     /// A beacon left the zone while others still count: drop those silent for `exitAfter`.
@@ -395,7 +446,8 @@ public final class BeaconMonitor: TimerOwner {
     /// With three or more, the position minimising Σ nᵢ (ln‖x − bᵢ‖ − ln dᵢ)² — the
     /// maximum-likelihood position under log-normal shadowing — is smoothed with
     /// `positionTimeConstant`. A zone is entered when the smoothed
-    /// position is within its radius and left beyond radius + `fusedExitMargin`, each only after
+    /// position is within its radius and one of the region's beacons is within it by its own
+    /// estimate, and left beyond radius + `fusedExitMargin`, each only after
     /// `fusedConfirmations` consecutive updates agree.
     private func fuse(device d: Int32, at t: Double) {
         guard frame != nil else { return }
@@ -436,7 +488,12 @@ public final class BeaconMonitor: TimerOwner {
             let r = zoneKeys[Int(z)].region
             guard let b = localPositions[r], let limit = spec(r).zone.limit else { continue }
             let distance = ((point.east - b.east) * (point.east - b.east) + (point.north - b.north) * (point.north - b.north)).squareRoot()
-            let wanted = zones[Int(z)].fusedIn ? distance <= limit + options.fusedExitMargin : distance < limit
+            // Entering needs two estimates to agree: the fused position within the radius, and
+            // one of the region's beacons within it by its own signal (the 1σ rule). A position
+            // pulled into the zone by other beacons' fades no longer enters it alone.
+            let wanted = zones[Int(z)].fusedIn
+                ? distance <= limit + options.fusedExitMargin
+                : distance < limit && zones[Int(z)].qualifying > 0
             if wanted == zones[Int(z)].fusedIn {
                 zones[Int(z)].fusedDisagreements = 0
                 continue
