@@ -216,6 +216,26 @@ struct BeaconMonitorTests {
         #expect(atOnce.recorder.log == "enter@0")
     }
 
+    @Test("a minimum visit in a wildcard region: the wait goes on with another beacon, and one gone silent holds nothing up")
+    func minimumVisitWildcard() {
+        var options = BeaconOptions.enteringAtOnce
+        options.minimumVisit = 1.5
+        let h = BeaconHarness([beaconRegion("wing", beacon(uuidA, 1, -1), zone: .near)], options: options)
+        let a = beacon(uuidA, 1, 1), b = beacon(uuidA, 1, 2)
+        h.feed(a, metres: [1])                 // t 0: beacon a near, then never heard again
+        h.feed(b, metres: [1, 1, 1], from: 1)  // t 1, 2, 3: beacon b near
+        #expect(h.recorder.log == "enter@2", "\(h.recorder.log)")
+        #expect(h.recorder.events.first?.beacon == b)
+        // A beacon heard far away does not break another's wait.
+        let far = BeaconHarness([beaconRegion("wing", beacon(uuidA, 1, -1), zone: .near)], options: options)
+        for second in 0..<4 {
+            let t = Double(second)
+            _ = far.monitor.sighting(device: 0, t: t, beacon: a, rssi: rssi(at: 1), tx: .nan)
+            _ = far.monitor.sighting(device: 0, t: t + 0.5, beacon: b, rssi: rssi(at: 20), tx: .nan)
+        }
+        #expect(far.recorder.log == "enter@2", "\(far.recorder.log)")
+    }
+
     @Test("a minimum visit delays enters only: the exit of a visit comes when it would without one")
     func minimumVisitLeavesExitsAlone() {
         var options = BeaconOptions.enteringAtOnce

@@ -96,10 +96,10 @@ public final class BeaconMonitor: TimerOwner {
         /// Beacons currently estimated within the zone. (For a zone the fused position decides,
         /// by the 1σ rule alone, without the minimum visit: its enters wait for one of them.)
         var qualifying: Int32 = 0
-        /// Since when beacon `pendingTrack`'s sightings have wanted the zone without a break,
-        /// while it does not yet qualify (`minimumVisit`); NaN when none is waiting.
+        /// Since when the zone's beacons have wanted it without a break, while none qualifies yet
+        /// (`minimumVisit`); NaN when none is waiting.
         var pendingSince = Double.nan
-        /// The track whose sightings have wanted the zone since `pendingSince` (−1: none).
+        /// The track that wanted the zone last during that wait (−1: none).
         var pendingTrack: Int32 = -1
         /// Consecutive fused updates that disagree with `fusedIn`.
         var fusedDisagreements: Int32 = 0
@@ -388,22 +388,22 @@ public final class BeaconMonitor: TimerOwner {
         fuses && spec(r).position != nil
     }
 
-    /// Whether a beacon's enter rule, holding (`wanted`) at this sighting, has held at each of
-    /// its sightings for `minimumVisit` (`Zone.pendingSince`). One beacon of a zone is timed at
-    /// a time: while it is, another's sightings neither start nor break the wait.
+    /// Whether the zone's enter rule, holding (`wanted`) at this sighting of track `ti`, has held
+    /// for `minimumVisit` (`Zone.pendingSince`). Any of the zone's beacons wanting it starts or
+    /// continues the wait; only the one that wanted it last breaks it (in a wildcard region,
+    /// another beacon heard far away says nothing of the one near, and a beacon no longer heard
+    /// cannot hold the wait up).
     private func heldLongEnough(_ wanted: Bool, zone z: Int, track ti: Int32, at t: Double) -> Bool {
         guard options.minimumVisit > 0 else { return wanted }
-        let timing = zones[z].pendingTrack
-        guard timing == ti || timing < 0 else { return false }
         guard wanted else {
-            zones[z].pendingTrack = -1
-            zones[z].pendingSince = .nan
+            if zones[z].pendingTrack == ti {
+                zones[z].pendingTrack = -1
+                zones[z].pendingSince = .nan
+            }
             return false
         }
-        if timing < 0 {
-            zones[z].pendingTrack = ti
-            zones[z].pendingSince = t
-        }
+        if zones[z].pendingTrack < 0 { zones[z].pendingSince = t }
+        zones[z].pendingTrack = ti
         guard t - zones[z].pendingSince >= options.minimumVisit else { return false }
         zones[z].pendingTrack = -1
         zones[z].pendingSince = .nan
