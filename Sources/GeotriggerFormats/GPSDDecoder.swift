@@ -89,6 +89,8 @@ public final class GPSDDecoder: ReadingDecoder {
         case .rejected(let reason): return .rejected(reason)
         case .fix(let fix):
             let name = fallback.given ? fallback.bytes : fix.device ?? fallback.bytes
+            // A file's name can leave none either (`.gpsd` without a stem).
+            guard !name.isEmpty else { return .rejected(.missingDevice) }
             guard InputLimits.identifierFits(byteCount: name.count) else { return .rejected(.idTooLong) }
             // gpsd's exact repeat of the report before.
             if fix.t == last.t && fix.latitude == last.latitude && fix.longitude == last.longitude
@@ -174,6 +176,8 @@ public final class GPSDDecoder: ReadingDecoder {
                         } else {
                             device = p.view((valueStart + 1)..<(end - 1))
                         }
+                        // `"device":""` names no device: as if the report had none.
+                        if device?.isEmpty == true { device = nil }
                     }
                 case .mode: mode = number()
                 case .time:

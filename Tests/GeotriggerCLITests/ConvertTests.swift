@@ -75,6 +75,25 @@ struct ConvertTests {
         #expect(track[1] == #"{"t":"2023-11-14T22:13:21.500Z","device":"a","lat":45.123456789012,"lon":-13.25}"#)
     }
 
+    @Test("gpsd reports: the device is --device, else the report's, else the file's name; an empty one names none")
+    func gpsdDevices() throws {
+        let dir = try CLI.temporaryDirectory()
+        let path = dir.appendingPathComponent("car.log").path
+        let reports = """
+            {"class":"TPV","device":"/dev/ttyUSB0","mode":3,"time":"2010-06-12T17:10:01.000Z","lat":52.01,"lon":4.36,"eph":5}
+            {"class":"TPV","device":"","mode":3,"time":"2010-06-12T17:10:02.000Z","lat":52.01,"lon":4.36,"eph":5}
+            {"class":"TPV","mode":3,"time":"2010-06-12T17:10:03.000Z","lat":52.01,"lon":4.36,"eph":5}
+
+            """
+        try reports.write(toFile: path, atomically: true, encoding: .utf8)
+        let r = try CLI.run(["convert", "-q", path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let devices = r.lines.compactMap { $0.split(separator: "\"").dropFirst(7).first.map(String.init) }
+        #expect(devices == ["/dev/ttyUSB0", "car", "car"], "\(r.stdout)")
+        let named = try CLI.run(["convert", "-q", "--device", "van7", path])
+        #expect(named.lines.count == 3 && named.lines.allSatisfy { $0.contains(#""device":"van7""#) }, "\(named.stdout)")
+    }
+
     @Test("an NMEA log on standard input is told by its content; its device is stdin or --device")
     func nmeaOnStandardInput() throws {
         let log = """
