@@ -240,7 +240,7 @@ struct EngineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Beacon region exit after S seconds without a qualifying sighting.", valueName: "S"))
     var beaconExit: Double = 30
 
-    @Option(help: ArgumentHelp("A beacon zone is entered only once its enter rule has held at every sighting (or fused update) for S seconds: shorter \"visits\" are grazes and fades, the flapping a real walk shows (0: enter at once).", valueName: "S"))
+    @Option(help: ArgumentHelp("A beacon zone decided per beacon is entered only once its enter rule has held at every sighting for S seconds: shorter \"visits\" are grazes and fades, the flapping a real walk shows (0: enter at once). Zones decided by a fused position wait for their own beacon instead.", valueName: "S"))
     var beaconMinVisit: Double = BeaconOptions().minimumVisit
 
     @Option(help: ArgumentHelp("At the end of input, advance the clock to TIME (Unix seconds or RFC 3339, in the years 0001–9999) and fire due timers.", valueName: "TIME"))
