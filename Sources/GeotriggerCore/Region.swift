@@ -31,11 +31,11 @@ public struct Region: Sendable {
     public var notifyOnExit: Bool
     /// The feature's `properties` object, kept verbatim for `--echo-properties`.
     public var properties: JSONValue? {
-        get { storedProperties.value }
+        get { storedProperties.value(id: id) }
         set { storedProperties = newValue.map(StoredProperties.value) ?? .none }
     }
     /// How `properties` is kept: a circle read by the GeoJSON fast lane keeps only its radius
-    /// (its properties were `{"radius":…}`), not a dictionary per region.
+    /// (its properties were `{"radius":…}`) or the properties' text, not a dictionary per region.
     var storedProperties: StoredProperties
     /// Zero-based position of the feature in its file, for error messages.
     public var featureIndex: Int
@@ -52,11 +52,12 @@ public struct Region: Sendable {
         self.featureIndex = featureIndex
     }
 
-    package init(id: String, shape: Shape, storedProperties: StoredProperties, featureIndex: Int) {
+    package init(id: String, shape: Shape, notifyOnEntry: Bool = true, notifyOnExit: Bool = true,
+                 storedProperties: StoredProperties, featureIndex: Int) {
         self.id = id
         self.shape = shape
-        self.notifyOnEntry = true
-        self.notifyOnExit = true
+        self.notifyOnEntry = notifyOnEntry
+        self.notifyOnExit = notifyOnExit
         self.storedProperties = storedProperties
         self.featureIndex = featureIndex
     }
@@ -66,14 +67,43 @@ public struct Region: Sendable {
         case value(JSONValue)
         /// `{"radius": r}`.
         case radius(Double)
+        /// `{"id": the region's id, "radius": r}`.
+        case idAndRadius(Double)
+        /// The object's JSON text, already checked by the parser's rules, parsed when asked for:
+        /// bytes in a buffer the regions read with it share, rather than a dictionary (or a
+        /// string) per region.
+        case text(PropertiesTexts, offset: Int32, count: Int32)
 
-        var value: JSONValue? {
+        func value(id: String) -> JSONValue? {
             switch self {
             case .none: return nil
             case .value(let v): return v
             case .radius(let r): return .object(["radius": .number(r)])
+            case .idAndRadius(let r): return .object(["id": .string(id), "radius": .number(r)])
+            case .text(let texts, let offset, let count):
+                let bytes = texts.bytes[Int(offset)..<Int(offset + count)]
+                guard let v = try? JSONValue.parse(bytes) else { preconditionFailure("Region: stored properties are not JSON") }
+                return v
             }
         }
+    }
+}
+
+/// The properties texts of the regions read together (one half of a GeoJSON file), one after
+/// another in one buffer: one allocation for them all, freed once, instead of one per region.
+/// Appended to only by the thread reading them, before the regions are handed on; read-only
+/// after, which is what makes it `Sendable`.
+package final class PropertiesTexts: @unchecked Sendable {
+    package private(set) var bytes: [UInt8] = []
+
+    package init() {}
+
+    /// `text` kept, as the stored properties that name it; nil past 2 GiB of texts.
+    package func append(_ text: some Collection<UInt8>) -> Region.StoredProperties? {
+        guard let offset = Int32(exactly: bytes.count), let count = Int32(exactly: text.count),
+              Int32(exactly: bytes.count + text.count) != nil else { return nil }
+        bytes.append(contentsOf: text)
+        return .text(self, offset: offset, count: count)
     }
 }
 

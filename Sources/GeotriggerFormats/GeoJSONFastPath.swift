@@ -39,14 +39,42 @@ extension GeoJSONRegionReader {
     private func readCollection(_ p: inout JSONParser) throws(GeoJSONDeclined) -> [Region] {
         let bytes = p.bytes
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { p.index = 3 }
-        p.skipWhitespace()
-        // {"type":"FeatureCollection","features":[…]} in this order, nothing else.
+        // The collection's members in any order: its "type", its "features", and whatever else a
+        // writer adds (GDAL's "name" and "crs", a "bbox"), each validated as the general parser
+        // would and passed over.
         try openObject(&p)
-        guard try key(&p) == .type, try stringValue(&p) == .featureCollection else { throw GeoJSONDeclined() }
-        try comma(&p)
-        guard try key(&p) == .features else { throw GeoJSONDeclined() }
-        p.skipWhitespace()
-        guard p.peek(UInt8(ascii: "[")) else { throw GeoJSONDeclined() }
+        var regions: [Region]?
+        var sawType = false
+        var others = MemberNames()
+        repeat {
+            let (k, name) = try key(&p)
+            switch k {
+            case .type:
+                guard !sawType, try stringValue(&p) == .featureCollection else { throw GeoJSONDeclined() }
+                sawType = true
+            case .features where regions == nil:
+                regions = try featureArray(&p)
+            case .other:
+                guard others.insert(name) else { throw GeoJSONDeclined() }
+                do { try skipValue(&p, depth: 1) } catch { throw GeoJSONDeclined() }
+            default:
+                throw GeoJSONDeclined()
+            }
+        } while !(try endOfObject(&p))
+        p.skipSpace()
+        guard sawType, let regions, p.index == bytes.count else { throw GeoJSONDeclined() }
+        // Ids unique (the general reader names a repeated one): the open-addressing table the
+        // id lookups use, rather than a dictionary of Strings.
+        var ids = RegionIDSlots(capacity: regions.count)
+        if ids.insertAll(regions) != nil { throw GeoJSONDeclined() }
+        return regions
+    }
+
+    /// The "features" array, from its `[` to its `]`.
+    private func featureArray(_ p: inout JSONParser) throws(GeoJSONDeclined) -> [Region] {
+        let bytes = p.bytes
+        p.skipSpace()
+        guard p.at(UInt8(ascii: "[")) else { throw GeoJSONDeclined() }
         p.index += 1
         // A large file is read by two threads: this one from the start, another from a feature
         // in the middle (`splitPoint`). The guess holds only if this thread, reading on, reaches a
@@ -81,16 +109,6 @@ extension GeoJSONRegionReader {
                 throw GeoJSONDeclined()  // the second half met something only the general reader reports
             }
         }
-        // After the array: the collection's `}`, then nothing.
-        p.skipWhitespace()
-        guard p.peek(UInt8(ascii: "}")) else { throw GeoJSONDeclined() }
-        p.index += 1
-        p.skipWhitespace()
-        guard p.index == bytes.count else { throw GeoJSONDeclined() }
-        // Ids unique (the general reader names a repeated one): the open-addressing table the
-        // id lookups use, rather than a dictionary of Strings.
-        var ids = RegionIDSlots(capacity: head.count)
-        if ids.insertAll(head) != nil { throw GeoJSONDeclined() }
         return head
     }
 
@@ -106,19 +124,20 @@ extension GeoJSONRegionReader {
         throws(GeoJSONDeclined) -> (regions: [Region], reachedStop: Bool) {
         var regions: [Region] = []
         regions.reserveCapacity(max(16, (roomFor ?? (min(stop, p.bytes.count) - p.index)) / 128))
-        p.skipWhitespace()
-        if atArrayStart, p.peek(UInt8(ascii: "]")) {
+        let texts = PropertiesTexts()
+        p.skipSpace()
+        if atArrayStart, p.at(UInt8(ascii: "]")) {
             p.index += 1
             return (regions, false)
         }
         while true {
             if p.index == stop { return (regions, true) }
             do {
-                regions.append(try feature(&p, index: regions.count))
+                regions.append(try feature(&p, index: regions.count, texts: texts))
             } catch {
                 throw GeoJSONDeclined()
             }
-            p.skipWhitespace()
+            p.skipSpace()
             guard p.index < p.bytes.count else { throw GeoJSONDeclined() }
             if p.bytes[p.index] == UInt8(ascii: "]") {
                 p.index += 1
@@ -126,23 +145,26 @@ extension GeoJSONRegionReader {
             }
             guard p.bytes[p.index] == UInt8(ascii: ",") else { throw GeoJSONDeclined() }
             p.index += 1
-            p.skipWhitespace()
+            p.skipSpace()
         }
     }
 
-    /// Where a feature seems to start near the middle: `{"type":"Feature"` after a `,` (and
-    /// whitespace). Only a guess (it may sit inside a string); `readCollection` checks it.
+    /// Where a feature seems to start near the middle: a `{` after `}` and `,` (whitespace
+    /// between them allowed), whoever wrote the file. Only a guess (it may sit inside a string or
+    /// a property's array of objects); `readCollection` checks it.
     static func splitPoint(_ bytes: PaddedBytes, from start: Int) -> Int? {
-        let pattern = Array(#"{"type":"Feature""#.utf8)
+        @inline(__always) func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 }
         var i = start + (bytes.count - start) / 2
-        let limit = min(bytes.count - pattern.count, i + (1 << 20))
+        let limit = min(bytes.count, i + (1 << 20))
         while i < limit {
-            if bytes[i] == pattern[0], (0..<pattern.count).allSatisfy({ bytes[i + $0] == pattern[$0] }) {
-                var j = i - 1
-                while j > start, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[j]) { j -= 1 }
-                if bytes[j] == UInt8(ascii: ",") { return i }
-            }
-            i += 1
+            guard let comma = bytes.firstIndex(of: UInt8(ascii: ","), in: i..<limit) else { return nil }
+            i = comma + 1
+            var before = comma - 1
+            while before > start, isSpace(bytes[before]) { before -= 1 }
+            guard bytes[before] == UInt8(ascii: "}") else { continue }
+            var after = comma + 1
+            while after < limit, isSpace(bytes[after]) { after += 1 }
+            if after < limit, bytes[after] == UInt8(ascii: "{") { return after }
         }
         return nil
     }
@@ -174,11 +196,11 @@ extension GeoJSONRegionReader {
 
     /// One feature: the circle read off the bytes, or anything else through the general parser
     /// and `readFeature`. Throws for a problem the general reader is to report.
-    private func feature(_ p: inout JSONParser, index: Int) throws -> Region {
+    private func feature(_ p: inout JSONParser, index: Int, texts: PropertiesTexts) throws -> Region {
         let start = p.index
         if let region = canonicalCircle(&p, index: index) { return region }
         p.index = start
-        if let region = try? circle(&p, index: index) { return region }
+        if let region = try? circle(&p, index: index, texts: texts) { return region }
         p.index = start
         // At the depth the whole document's parse would be at (collection, features array).
         p.depth = 2
@@ -222,114 +244,169 @@ extension GeoJSONRegionReader {
                       storedProperties: .radius(radius), featureIndex: index)
     }
 
-    /// `{"type":"Feature","id":STRING,"geometry":{"type":"Point","coordinates":[lon,lat]},
-    /// "properties":{"radius":NUMBER}}`, members in any order, each once; else declines.
-    private func circle(_ p: inout JSONParser, index: Int) throws -> Region {
-        var id: String?
+    /// A circle feature however it is written: members in any order and whitespace anywhere
+    /// (Python's `json.dump`, GDAL, geopandas, QGIS, indented or not), the id as the feature's
+    /// `id` or `properties.id`, a string or a number, other members of the feature, its geometry
+    /// or its properties validated as the general parser would and passed over, properties other
+    /// than the radius kept as their text. Declines anything the general reader would read
+    /// otherwise or reject (a polygon, a beacon, a flag that is not a boolean, a repeated member,
+    /// a name with escapes), which `feature` then reads through the general parser.
+    private func circle(_ p: inout JSONParser, index: Int, texts: PropertiesTexts) throws -> Region {
+        var featureID: String?
+        var propertiesID: String?
         var center: Coordinate?
         var radius: Double?
-        let seen = try members(&p) { k, p in
+        var notifyOnEntry = true, notifyOnExit = true
+        var properties: Range<Int>?
+        var propertiesAreRadiusOnly = false
+        var propertiesIDIsText = false
+        var propertiesAreIDAndRadius = false
+        var sawType = false
+        var others = MemberNames()
+        try openObject(&p)
+        repeat {
+            let (k, name) = try key(&p)
             switch k {
             case .type:
-                guard try stringValue(&p) == .feature else { throw GeoJSONDeclined() }
+                guard !sawType, try stringValue(&p) == .feature else { throw GeoJSONDeclined() }
+                sawType = true
             case .id:
-                p.skipWhitespace()
-                guard p.peek(UInt8(ascii: "\"")) else { throw GeoJSONDeclined() }
-                let text = try p.parseString()
-                guard !text.isEmpty, InputLimits.identifierFits(text) else { throw GeoJSONDeclined() }
-                id = text
+                guard others.insert(name) else { throw GeoJSONDeclined() }
+                featureID = try identifier(&p)
             case .geometry:
+                guard center == nil else { throw GeoJSONDeclined() }
                 center = try point(&p)
             case .properties:
+                guard properties == nil else { throw GeoJSONDeclined() }
+                p.skipSpace()
+                let start = p.index
+                var names = MemberNames()
                 try openObject(&p)
-                guard try key(&p) == .radius else { throw GeoJSONDeclined() }
-                radius = try number(&p)
-                try closeObject(&p)
+                if try !closed(&p) {
+                    repeat {
+                        let (pk, pname) = try key(&p)
+                        guard names.insert(pname) else { throw GeoJSONDeclined() }
+                        switch pk {
+                        case .radius: radius = try number(&p)
+                        case .id:
+                            p.skipSpace()
+                            propertiesIDIsText = p.at(UInt8(ascii: "\""))
+                            propertiesID = try identifier(&p)
+                        case .notifyOnEntry: notifyOnEntry = try flag(&p)
+                        case .notifyOnExit: notifyOnExit = try flag(&p)
+                        case .beacon: try null(&p)  // a beacon region: the general reader's
+                        default: try skipValue(&p, depth: 4)
+                        }
+                    } while !(try endOfObject(&p))
+                }
+                properties = start..<p.index
+                propertiesAreRadiusOnly = names.count == 1 && radius != nil
+                propertiesAreIDAndRadius = names.count == 2 && radius != nil && propertiesID != nil && propertiesIDIsText
+            case .other, .coordinates, .radius, .features, .notifyOnEntry, .notifyOnExit, .beacon:
+                guard others.insert(name) else { throw GeoJSONDeclined() }
+                try skipValue(&p, depth: 3)
             default:
                 throw GeoJSONDeclined()
             }
-        }
-        guard seen == Key.type.bit | Key.id.bit | Key.geometry.bit | Key.properties.bit,
-              let id, let center, let radius, radiusProblem(radius) == nil
+        } while !(try endOfObject(&p))
+        guard sawType, let center, let radius, radiusProblem(radius) == nil, let properties,
+              let id = featureID ?? propertiesID
         else { throw GeoJSONDeclined() }
-        return Region(id: id, shape: .circle(center: center, radius: radius), storedProperties: .radius(radius),
-                      featureIndex: index)
+        // The common properties kept without a string of their own: the radius alone, or the
+        // radius and the id (as GDAL, QGIS and geopandas write a feature without its own id).
+        let stored: Region.StoredProperties
+        if propertiesAreRadiusOnly {
+            stored = .radius(radius)
+        } else if propertiesAreIDAndRadius, propertiesID == id {
+            stored = .idAndRadius(radius)
+        } else {
+            guard let text = texts.append(p.bytes.view(properties)) else { throw GeoJSONDeclined() }
+            stored = text
+        }
+        return Region(id: id, shape: .circle(center: center, radius: radius), notifyOnEntry: notifyOnEntry,
+                      notifyOnExit: notifyOnExit, storedProperties: stored, featureIndex: index)
     }
 
-    /// `{"type":"Point","coordinates":[lon,lat]}` (or the other order), a valid position.
+    /// `{"type":"Point","coordinates":[lon,lat]}` (or `[lon,lat,altitude]`), members in any
+    /// order, others passed over; a valid position.
     private func point(_ p: inout JSONParser) throws -> Coordinate {
         var position: (Double, Double)?
-        let seen = try members(&p) { k, p in
+        var sawType = false
+        var others = MemberNames()
+        try openObject(&p)
+        repeat {
+            let (k, name) = try key(&p)
             switch k {
             case .type:
-                guard try stringValue(&p) == .point else { throw GeoJSONDeclined() }
-            case .coordinates:
-                p.skipWhitespace()
-                guard p.peek(UInt8(ascii: "[")) else { throw GeoJSONDeclined() }
+                guard !sawType, try stringValue(&p) == .point else { throw GeoJSONDeclined() }
+                sawType = true
+            case .coordinates where position == nil:
+                p.skipSpace()
+                guard p.at(UInt8(ascii: "[")) else { throw GeoJSONDeclined() }
                 p.index += 1
                 let longitude = try number(&p)
                 try comma(&p)
                 let latitude = try number(&p)
-                p.skipWhitespace()
-                guard p.peek(UInt8(ascii: "]")) else { throw GeoJSONDeclined() }
+                p.skipSpace()
+                if p.at(UInt8(ascii: ",")) {
+                    p.index += 1
+                    _ = try number(&p)  // the altitude, read and ignored as the general reader does
+                    p.skipSpace()
+                }
+                guard p.at(UInt8(ascii: "]")) else { throw GeoJSONDeclined() }
                 p.index += 1
                 position = (longitude, latitude)
+            case .other, .id, .radius, .features, .notifyOnEntry, .notifyOnExit, .beacon:
+                guard others.insert(name) else { throw GeoJSONDeclined() }
+                try skipValue(&p, depth: 4)
             default:
                 throw GeoJSONDeclined()
             }
-        }
-        guard seen == Key.type.bit | Key.coordinates.bit, let (longitude, latitude) = position,
+        } while !(try endOfObject(&p))
+        guard sawType, let (longitude, latitude) = position,
               coordinateProblem(latitude: latitude, longitude: longitude) == nil
         else { throw GeoJSONDeclined() }
         return Coordinate(latitude: latitude, longitude: longitude)
     }
 
-    /// An object's members, each name known and given once, handed to `body` to read its value;
-    /// returns the names seen (their bits).
-    private func members(_ p: inout JSONParser, _ body: (Key, inout JSONParser) throws -> Void) throws -> UInt8 {
-        try openObject(&p)
-        var seen: UInt8 = 0
-        while true {
-            let k = try key(&p)
-            guard k.bit & seen == 0 else { throw GeoJSONDeclined() }
-            seen |= k.bit
-            try body(k, &p)
-            if try endOfObject(&p) { return seen }
-        }
-    }
-
     // MARK: Tokens
 
-    /// The member names the fast lane knows; each has a bit for "seen once".
-    private enum Key: UInt8 {
-        case type = 1, id = 2, geometry = 4, properties = 8, coordinates = 16, radius = 32, features = 64
-        var bit: UInt8 { rawValue }
+    /// The member names the fast lane knows; `other` for any other name.
+    private enum Key {
+        case type, id, geometry, properties, coordinates, radius, features, notifyOnEntry, notifyOnExit, beacon
+        case other
     }
 
     /// The string values it compares against.
     private enum Word { case feature, featureCollection, point }
 
-    /// A member name (plain ASCII, no escapes) and its colon.
-    private func key(_ p: inout JSONParser) throws(GeoJSONDeclined) -> Key {
-        p.skipWhitespace()
+    /// A member name (plain ASCII, no escapes: a name with escapes declines) and its colon.
+    @inline(__always)
+    private func key(_ p: inout JSONParser) throws(GeoJSONDeclined) -> (Key, ByteView) {
+        p.skipSpace()
         guard let name = plainString(&p) else { throw GeoJSONDeclined() }
-        p.skipWhitespace()
-        guard p.peek(UInt8(ascii: ":")) else { throw GeoJSONDeclined() }
+        p.skipSpace()
+        guard p.at(UInt8(ascii: ":")) else { throw GeoJSONDeclined() }
         p.index += 1
+        let k: Key
         switch name.count {
-        case 2 where equal(name, "id"): return .id
-        case 4 where equal(name, "type"): return .type
-        case 6 where equal(name, "radius"): return .radius
-        case 8 where equal(name, "geometry"): return .geometry
-        case 8 where equal(name, "features"): return .features
-        case 10 where equal(name, "properties"): return .properties
-        case 11 where equal(name, "coordinates"): return .coordinates
-        default: throw GeoJSONDeclined()
+        case 2 where equal(name, "id"): k = .id
+        case 4 where equal(name, "type"): k = .type
+        case 6 where equal(name, "radius"): k = .radius
+        case 6 where equal(name, "beacon"): k = .beacon
+        case 8 where equal(name, "geometry"): k = .geometry
+        case 8 where equal(name, "features"): k = .features
+        case 10 where equal(name, "properties"): k = .properties
+        case 11 where equal(name, "coordinates"): k = .coordinates
+        case 12 where equal(name, "notifyOnExit"): k = .notifyOnExit
+        case 13 where equal(name, "notifyOnEntry"): k = .notifyOnEntry
+        default: k = .other
         }
+        return (k, name)
     }
 
     private func stringValue(_ p: inout JSONParser) throws(GeoJSONDeclined) -> Word {
-        p.skipWhitespace()
+        p.skipSpace()
         guard let text = plainString(&p) else { throw GeoJSONDeclined() }
         if equal(text, "Feature") { return .feature }
         if equal(text, "Point") { return .point }
@@ -337,8 +414,67 @@ extension GeoJSONRegionReader {
         throw GeoJSONDeclined()
     }
 
+    /// An id as the general reader takes it: a non-empty string that fits, or a number as its
+    /// JSON text; nil for `null`. Anything else declines (the general reader names the problem).
+    private func identifier(_ p: inout JSONParser) throws -> String? {
+        p.skipSpace()
+        guard p.index < p.bytes.count else { throw GeoJSONDeclined() }
+        switch p.bytes[p.index] {
+        case UInt8(ascii: "\""):
+            let start = p.index + 1
+            let text: String
+            if let plain = plainString(&p) {
+                text = p.bytes.string(start..<(start + plain.count))
+            } else {
+                text = try p.parseString()
+            }
+            guard !text.isEmpty, InputLimits.identifierFits(text) else { throw GeoJSONDeclined() }
+            return text
+        case UInt8(ascii: "n"):
+            try null(&p)
+            return nil
+        default:
+            return formatNumber(try number(&p))
+        }
+    }
+
+    /// `true` or `false`, or `null` (true, as the general reader takes a flag left out).
+    private func flag(_ p: inout JSONParser) throws(GeoJSONDeclined) -> Bool {
+        p.skipSpace()
+        let bytes = p.bytes
+        guard p.index + 5 <= bytes.count else { throw GeoJSONDeclined() }
+        if bytes.matches("true", at: p.index) { p.index += 4; return true }
+        if bytes.matches("null", at: p.index) { p.index += 4; return true }
+        if bytes.matches("false", at: p.index) { p.index += 5; return false }
+        throw GeoJSONDeclined()
+    }
+
+    private func null(_ p: inout JSONParser) throws(GeoJSONDeclined) {
+        p.skipSpace()
+        guard p.index + 4 <= p.bytes.count, p.bytes.matches("null", at: p.index) else { throw GeoJSONDeclined() }
+        p.index += 4
+    }
+
+    /// Any value, checked by the general parser's rules (strings, numbers, literals, nested
+    /// containers at `depth`, the depth the whole document's parse would be at) and passed over.
+    private func skipValue(_ p: inout JSONParser, depth: Int) throws {
+        p.skipSpace()
+        guard p.index < p.bytes.count else { throw GeoJSONDeclined() }
+        switch p.bytes[p.index] {
+        case UInt8(ascii: "\""):
+            if plainString(&p) == nil { _ = try p.parseString() }
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            _ = try p.parseNumber()
+        default:
+            p.depth = depth
+            defer { p.depth = 0 }
+            _ = try p.parseValue()
+        }
+    }
+
     /// The bytes of a string of printable ASCII without escapes, after its closing quote; nil
     /// (the index unmoved) for any other string.
+    @inline(__always)
     private func plainString(_ p: inout JSONParser) -> ByteView? {
         let bytes = p.bytes
         guard p.index < bytes.count, bytes[p.index] == UInt8(ascii: "\"") else { return nil }
@@ -362,7 +498,7 @@ extension GeoJSONRegionReader {
 
     /// A number, as the general parser reads it (the same rounding).
     private func number(_ p: inout JSONParser) throws -> Double {
-        p.skipWhitespace()
+        p.skipSpace()
         guard p.index < p.bytes.count else { throw GeoJSONDeclined() }
         let c = p.bytes[p.index]
         guard c == UInt8(ascii: "-") || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) else { throw GeoJSONDeclined() }
@@ -372,26 +508,28 @@ extension GeoJSONRegionReader {
     }
 
     private func openObject(_ p: inout JSONParser) throws(GeoJSONDeclined) {
-        p.skipWhitespace()
-        guard p.peek(UInt8(ascii: "{")) else { throw GeoJSONDeclined() }
+        p.skipSpace()
+        guard p.at(UInt8(ascii: "{")) else { throw GeoJSONDeclined() }
         p.index += 1
     }
 
-    private func closeObject(_ p: inout JSONParser) throws(GeoJSONDeclined) {
-        p.skipWhitespace()
-        guard p.peek(UInt8(ascii: "}")) else { throw GeoJSONDeclined() }
+    /// Just after an object's `{`: true (the `}` consumed) when it has no members.
+    private func closed(_ p: inout JSONParser) throws(GeoJSONDeclined) -> Bool {
+        p.skipSpace()
+        guard p.at(UInt8(ascii: "}")) else { return false }
         p.index += 1
+        return true
     }
 
     private func comma(_ p: inout JSONParser) throws(GeoJSONDeclined) {
-        p.skipWhitespace()
-        guard p.peek(UInt8(ascii: ",")) else { throw GeoJSONDeclined() }
+        p.skipSpace()
+        guard p.at(UInt8(ascii: ",")) else { throw GeoJSONDeclined() }
         p.index += 1
     }
 
     /// After a member's value: true at the object's `}`, false after a `,` (another member).
     private func endOfObject(_ p: inout JSONParser) throws(GeoJSONDeclined) -> Bool {
-        p.skipWhitespace()
+        p.skipSpace()
         guard p.index < p.bytes.count else { throw GeoJSONDeclined() }
         switch p.bytes[p.index] {
         case UInt8(ascii: "}"):
@@ -403,5 +541,39 @@ extension GeoJSONRegionReader {
         default:
             throw GeoJSONDeclined()
         }
+    }
+}
+
+extension JSONParser {
+    // The parser's own `skipWhitespace` and `peek`, inlined: another module's functions are
+    // calls, and the fast lane makes them at every token.
+    @inline(__always)
+    fileprivate mutating func skipSpace() {
+        while index < bytes.count {
+            let c = bytes[index]
+            guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return }
+            index += 1
+        }
+    }
+
+    @inline(__always)
+    fileprivate func at(_ byte: UInt8) -> Bool { index < bytes.count && bytes[index] == byte }
+}
+
+/// The names of an object's members so far, to find a repeated one (the general parser rejects
+/// it) without a set or an allocation: objects here have a handful of members, compared byte for
+/// byte. Past `capacity` names it reports a repeat, which declines (the general reader decides).
+private struct MemberNames {
+    private var names = InlineArray<16, ByteView>(repeating: .empty)
+    private(set) var count = 0
+
+    /// False when `name` was seen already (or too many names were).
+    @inline(__always)
+    mutating func insert(_ name: ByteView) -> Bool {
+        for k in 0..<count where names[k].count == name.count && names[k].elementsEqual(name) { return false }
+        guard count < names.count else { return false }
+        names[count] = name
+        count += 1
+        return true
     }
 }

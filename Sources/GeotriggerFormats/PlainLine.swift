@@ -11,6 +11,14 @@ enum PlainLine {
     static let commaLon: UInt64 = 0x3A_226E_6F6C_222C  // ,"lon":
     static let commaAccura: UInt64 = 0x6172_7563_6361_222C  // ,"accura
     static let cyColon: UInt64 = 0x3A22_7963  // cy":
+    // The keys of the spaced or reordered layout (`NDJSONDecoder.flexibleFixBrace`), each read
+    // at the byte after its opening quote.
+    static let tQuote: UInt64 = 0x2274  // t"
+    static let deviceQuote: UInt64 = 0x22_6563_6976_6564  // device"
+    static let latQuote: UInt64 = 0x2274_616C  // lat"
+    static let lonQuote: UInt64 = 0x226E_6F6C  // lon"
+    static let accuracy: UInt64 = 0x7963_6172_7563_6361  // accuracy
+    static let mask2: UInt64 = 0xFFFF
     static let mask3: UInt64 = 0xFF_FFFF
     static let mask4: UInt64 = 0xFFFF_FFFF
     static let mask5: UInt64 = 0xFF_FFFF_FFFF

@@ -44,13 +44,12 @@ package final class IDSlots: @unchecked Sendable {
     var capacity: Int { Int(slots.count) }
 
     /// The regions' ids: a part of loading the regions, made with the index.
-    package convenience init(regions: [Region]) { self.init(regions.lazy.map { $0.id }) }
-
-    init<S: Collection>(_ strings: S) where S.Element == String {
+    /// Reads each region's id in place (a region copied whole would retain all it holds).
+    package init(regions: [Region]) {
         var list = PodList<IDSlot>()
-        list.reserve(max(1, strings.count))
+        list.reserve(max(1, regions.count))
         let scratch = RecordBuffer(memory: ())
-        for s in strings { list.append(Self.slot(of: s, scratch)) }
+        for r in regions.indices { list.append(Self.slot(of: regions[r].id, scratch)) }
         if list.isEmpty { list.append(IDSlot()) }
         slots = list
     }

@@ -126,6 +126,10 @@ struct GeoJSONFastPathTests {
         text = Self.large(middle: decoy).replacingOccurrences(of: #""properties":{"radius":200.0}"#,
                                                               with: #""properties":{"radius":200.0,"l":[0,{"type":"Feature"}]}"#)
         #expect(try Self.agree(text).get().count == 36_000)
+        // The layout-free guess, `}` `,` `{`, inside a property's array of objects: dropped too.
+        text = Self.large(middle: decoy).replacingOccurrences(of: #""properties":{"radius":200.0}"#,
+                                                              with: #""properties":{"radius":200.0,"l":[{"a":1}, {"type":"Feature"}]}"#)
+        #expect(try Self.agree(text).get().count == 36_000)
     }
 
     @Test("a large file with a problem in its second half, or an id repeated across the halves, reports the general reader's error")
@@ -160,5 +164,108 @@ struct GeoJSONFastPathTests {
             Issue.record("accepted: \(text)")
             return
         }
+    }
+
+    // MARK: Every writer's layout (issue 39)
+
+    /// Whether the fast lane read the file, and read every feature itself (a feature it passes to
+    /// the general parser keeps its properties as a dictionary, `.value`): the speed a user of
+    /// that writer gets. The regions must also be the general reader's.
+    static func readByTheLane(_ bytes: [UInt8], _ file: String) throws -> [Region] {
+        let reader = GeoJSONRegionReader(file: file)
+        let fast: [Region]
+        do { fast = try reader.readFast(bytes) } catch {
+            Issue.record("\(file): the fast lane declined the file")
+            return []
+        }
+        #expect(fast.map(describe) == (try reader.readGeneral(bytes)).map(describe), "\(file)")
+        for r in fast {
+            if case .value = r.storedProperties { Issue.record("\(file): feature \(r.featureIndex) went to the general parser") }
+        }
+        return fast
+    }
+
+    @Test("files written by GDAL (and so QGIS), geopandas and Python's json are read by the fast lane, feature by feature, as the general reader reads them",
+          arguments: ["gdal", "gdal-rfc7946-bbox", "geopandas-to-file", "geopandas-to-json", "python-json-dump",
+                      "python-json-dump-indent-sorted"])
+    func writersLayouts(name: String) throws {
+        let url = Self.root.appendingPathComponent("Tests/GeotriggerFormatsTests/Fixtures/layouts/\(name).geojson")
+        let regions = try Self.readByTheLane(Array(try Data(contentsOf: url)), name)
+        #expect(regions.count == 12)
+        // What the tools wrote, as the user meant it: the flags and the properties kept.
+        guard regions.count == 12 else { return }
+        #expect(regions.map(\.notifyOnExit) == (0..<12).map { $0 % 4 != 1 })
+        guard case .object(let p)? = regions[2].properties else { Issue.record("no properties"); return }
+        #expect(p["name"] == .string("Schönbrunn") && p["capacity"] == .number(200) && p["note"] == .string("visit 2 — ünïcode"))
+        guard case .circle(let c, let radius) = regions[11].shape else { Issue.record("not a circle"); return }
+        #expect(radius == 487.5 && abs(c.longitude - 16.443) < 1e-12 && abs(c.latitude - 48.247) < 1e-12)
+        // geopandas' to_json gives every feature its row number as the id; the others keep v0…v11.
+        #expect(regions.map(\.id) == (0..<12).map { name == "geopandas-to-json" ? "\($0)" : "v\($0)" })
+    }
+
+    @Test("a large file in GDAL's layout is split for two threads at a feature, and reads the same")
+    func writersLayoutTwoThreads() throws {
+        var text = "{\n\"type\": \"FeatureCollection\",\n\"name\": \"big\",\n"
+            + "\"crs\": { \"type\": \"name\", \"properties\": { \"name\": \"urn:ogc:def:crs:OGC:1.3:CRS84\" } },\n\"features\": [\n"
+        var features: [String] = []
+        for k in 0..<30_000 {
+            let extra = k % 3 == 0 ? #", "name": "Platz \#(k)", "kind": null"# : ""
+            features.append(#"{ "type": "Feature", "properties": { "id": "g\#(k)", "radius": \#(50 + k % 400).5\#(extra) }, "geometry": { "type": "Point", "coordinates": [ \#(16 + Double(k % 997) / 1000), \#(48 + Double(k / 997) / 1000) ] } }"#)
+        }
+        text += features.joined(separator: ",\n") + "\n]\n}\n"
+        let bytes = Array(text.utf8)
+        #expect(bytes.count >= GeoJSONRegionReader.splitBytes)
+        let guess = bytes.withPaddedBytes { b in GeoJSONRegionReader.splitPoint(b, from: 0) }
+        if let guess {
+            #expect(String(decoding: bytes[guess..<(guess + 19)], as: UTF8.self) == #"{ "type": "Feature""#)
+        } else {
+            Issue.record("no split point found in GDAL's layout")
+        }
+        let regions = try Self.readByTheLane(bytes, "big.geojson")
+        #expect(regions.count == 30_000 && regions.last?.id == "g29999")
+    }
+
+    @Test("what the any-layout lane meets at its edges reads as the general reader reads it", arguments: [
+        // The id in the properties only, in both places, as a number; flags; a beacon left null.
+        #"{"type":"Feature","properties":{"radius":5,"id":"x"},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","id":"y","properties":{"id":"x","radius":5},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","properties":{"id":7,"radius":5},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","id":2.50,"properties":{"radius":5},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","id":"a","properties":{"radius":5,"notifyOnEntry":null,"notifyOnExit":false,"beacon":null},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","id":"a","properties":{"radius":5,"notifyOnEntry":0},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","id":null,"properties":{"radius":5},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","id":"a","properties":{"radius":5,"beacon":{"uuid":"E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"}},"geometry":null}"#,
+        // Foreign members at every level, valid and not; repeated, which the parser refuses.
+        #"{"type":"Feature","bbox":[1,2,1,2],"id":"a","properties":{"radius":5},"geometry":{"bbox":[1,2,1,2],"type":"Point","coordinates":[1,2]},"x":{"y":[true,false,null,"\u00e9"]}}"#,
+        #"{"type":"Feature","bbox":[1,2],"bbox":[1,2],"id":"a","properties":{"radius":5},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","id":"a","properties":{"radius":5},"geometry":{"type":"Point","type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","id":"a","properties":{"radius":5,"n":1,"n":2},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","id":"a","properties":{"radius":5,"radius":6},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","id":"a","properties":{"radius":5,"n":tru},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","id":"a","properties":{"radius":5,"n":"\ud800"},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","id":"a","properties":{"radius":5,"n\u0061me":"x","name":"y"},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","id":"a","properties":{},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","id":"a","properties":{"radius":5},"geometry":{"type":"Point","coordinates":[1,2,3]}}"#,
+        #"{"type":"Feature","id":"a","properties":{"radius":5},"geometry":{"type":"Point","coordinates":[1,2,"3"]}}"#,
+        // Nesting at the parser's depth limit (512: collection, features, feature, properties, …).
+        #"{"type":"Feature","id":"a","properties":{"radius":5,"deep":"# + String(repeating: "[", count: 508) + String(repeating: "]", count: 508) + #"},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+        #"{"type":"Feature","id":"a","properties":{"radius":5,"deep":"# + String(repeating: "[", count: 509) + String(repeating: "]", count: 509) + #"},"geometry":{"type":"Point","coordinates":[1,2]}}"#,
+    ])
+    func anyLayoutEdges(feature: String) throws {
+        let text = #"{"name":"n","type":"FeatureCollection","crs":null,"features":[\#(Self.circle(0, 1, 2, 3)),\#(feature)]}"#
+        _ = try Self.agree(text)
+        // A collection member repeated: refused by the parser, so by the file.
+        guard case .failure = try Self.agree(#"{"name":"n","type":"FeatureCollection","name":"m","features":[\#(feature)]}"#) else {
+            Issue.record("a repeated collection member was accepted")
+            return
+        }
+    }
+
+    @Test("regions whose properties the lane keeps as text give them back whole, to the map and to --echo-properties")
+    func propertiesKeptAsText() throws {
+        let text = #"{"type": "FeatureCollection", "features": [{"type": "Feature", "id": "a", "properties": {"radius": 5, "name": "Caf\u00e9", "tags": ["x", {"k": 1.50}]}, "geometry": {"type": "Point", "coordinates": [1, 2]}}, {"type": "Feature", "properties": {"id": "b", "radius": 6}, "geometry": {"type": "Point", "coordinates": [1, 2]}}]}"#
+        let regions = try Self.readByTheLane(Array(text.utf8), "t.geojson")
+        #expect(regions.first?.properties?.serialized() == #"{"name":"Café","radius":5,"tags":["x",{"k":1.5}]}"#)
+        #expect(regions.last?.properties?.serialized() == #"{"id":"b","radius":6}"#)
     }
 }

@@ -363,7 +363,7 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
 /// Lines written exactly as `{"t":…,"device":"…","lat":…,"lon":…[,"accuracy":…]}` are decoded by a
 /// straight-line path; any other line by the general parser. Differential test: thousands of
 /// such lines, valid and not (odd numbers, escapes, control and non-ASCII bytes, values out of
-/// range, trailing bytes), must decode exactly as the same line with a space after the brace,
+/// range, trailing bytes), must decode exactly as the same line with a CR after the brace,
 /// which only the general parser reads.
 @Suite struct NDJSONPlainLineTests {
     /// Seeded, so a failure can be replayed.
@@ -411,7 +411,8 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
     /// Decodes `plain` as it is and with a space after each brace (which only the general parser
     /// takes), expecting the same from both; returns the lines decoded and the readings among them.
     static func expectPlainDecodesAsGeneral(_ plain: [String]) -> (lines: Int, readings: Int) {
-        let general = plain.map { "{ " + $0.dropFirst() }
+        // A CR after the brace: JSON whitespace, which only the general path skips.
+        let general = plain.map { "{\r" + $0.dropFirst() }
         let (_, fast) = decodeNDJSON(plain.joined(separator: "\n") + "\n")
         let (_, slow) = decodeNDJSON(general.joined(separator: "\n") + "\n")
         #expect(fast.count == slow.count)
@@ -439,6 +440,44 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
             plain.append(#"{"t":\#(t),"device":"d\#(k % 50)","lat":48.\#(k),"lon":16.\#(k % 97)}"#)
         }
         #expect(Self.expectPlainDecodesAsGeneral(plain).readings > 3000)
+    }
+
+    /// Fixes as Python's `json.dumps` writes them (`", "`, `": "`), and with their members in
+    /// other orders, tabs, spaces after the brace and before the colons (issue 39): the plain
+    /// lane takes every one (the replay loop's fast lane reads them all), each decoded as the
+    /// general path decodes it; the lines it must leave to the general path decode the same too.
+    @Test func spacedAndReorderedFixesTakeThePlainLane() throws {
+        var rng = SplitMix64(seed: 41)
+        let orders = [["t", "device", "lat", "lon", "accuracy"], ["device", "t", "lat", "lon"],
+                      ["lon", "lat", "accuracy", "device", "t"], ["accuracy", "t", "lon", "device", "lat"]]
+        let separators = [(", ", ": "), (",", ":"), (" , ", " : "), (",\t", ":\t")]
+        var plain: [String] = []
+        for k in 0..<2000 {
+            let (comma, colon) = separators[Int(rng.below(4))]
+            let value = ["t": String(1_700_000_000 + k / 10), "device": "\"d\(k % 50)\"",
+                         "lat": String(format: "%.6f", Double(rng.below(180_000_000)) / 1e6 - 90),
+                         "lon": String(format: "%.\(rng.below(8))f", Double(rng.below(360_000_000)) / 1e6 - 180),
+                         "accuracy": String(rng.below(60))]
+            let members = orders[k % 4].map { "\"\($0)\"" + colon + value[$0]! }
+            plain.append("{" + (k % 5 == 0 ? " " : "") + members.joined(separator: comma) + (k % 7 == 0 ? " " : "") + "}")
+        }
+        #expect(Self.expectPlainDecodesAsGeneral(plain).readings == 2000)
+        let file = TempFile(plain.joined(separator: "\n") + "\n")
+        let (seen, fromLane) = drainWithFastLane(NDJSONDecoder(fd: file.openFD(), ownsDescriptor: true, sourceName: file.path))
+        // All but the first line, which `next()` reads as it fills the buffer, and the lines its
+        // refills cut (one at each 64 KiB).
+        #expect(seen.count == 2000 && fromLane >= 1995, "\(fromLane) from the lane")
+
+        let declined = [
+            #"{"t": 1, "device": "a", "lat": 1, "lat": 2, "lon": 3}"#, #"{"t": 1, "device": "a", "lat": 1, "lon": 3, "x": 1}"#,
+            #"{"t": 1, "device": "a", "lat": 1, "lon": 3, "accuracy": null}"#, #"{"device": "a", "lat": 1, "lon": 3}"#,
+            #"{"t": 1, "device": "", "lat": 1, "lon": 3}"#, #"{"t": 1, "device": "a\u0041", "lat": 1, "lon": 3}"#,
+            #"{"t": 1, "device": "a", "lat": 91, "lon": 3}"#, #"{"t": 1e3, "device": "a", "lat": 1, "lon": 3}"#,
+            #"{"t": 1, "device": "a", "lat": 1, "lon": 3 ,}"#, #"{"t": 1, "device": "a", "lat": 1, "lon": 3} x"#,
+            #"{"t": 1, "device": "a", "lat": 1, "lon": -0.5, "accuracy": -1}"#, #"{"t": 1, "device": "a", "latitude": 1, "lon": 3}"#,
+            #"{"t": 1, "device": "é", "lat": 1, "lon": 3}"#, #"{"t": 1, "device": "a", "lat": 1, "lon": 3, "accuracy": 5, "accuracy": 6}"#,
+        ]
+        #expect(Self.expectPlainDecodesAsGeneral(declined).lines == declined.count)
     }
 }
 
@@ -544,6 +583,11 @@ let uuidLow: UInt64 = 0xB060_D0F5_A710_96E0
         #expect(PlainLine.commaLon == Self.word(#","lon":"#))
         #expect(PlainLine.commaAccura == Self.word(#","accura"#))
         #expect(PlainLine.cyColon == Self.word(#"cy":"#))
+        #expect(PlainLine.tQuote == Self.word(#"t""#))
+        #expect(PlainLine.deviceQuote == Self.word(#"device""#))
+        #expect(PlainLine.latQuote == Self.word(#"lat""#))
+        #expect(PlainLine.lonQuote == Self.word(#"lon""#))
+        #expect(PlainLine.accuracy == Self.word("accuracy"))
     }
 
     /// `number` on `text` followed by `tail`: its end and value, or nil where it declines.

@@ -72,12 +72,14 @@ func releaseBinary(root: String) throws -> String {
 /// What a command that runs `geotrigger` whole starts from: ROOT's release binary, the results
 /// folder (made if missing), and a fresh work folder under the temporary directory (the caller removes it).
 struct WholeProcessRun {
+    let root: String
     let binary: String
     let out: String
     let work: String
 
     init(root: String?, out: String?, name: String) throws {
         let root = root ?? FileManager.default.currentDirectoryPath
+        self.root = root
         binary = try releaseBinary(root: root)
         self.out = out ?? "\(root)/bench/results"
         work = NSTemporaryDirectory() + "geotrigger-\(name)-bench-\(getpid())"

@@ -40,6 +40,9 @@ struct StartupCommand: ParsableCommand {
     struct Results: Codable {
         var regions: [String: Timing]
         var regionFileBytes: [String: Int]
+        /// Issue 39: the same circles as other tools write them, keyed "COUNT/LAYOUT".
+        var layouts: [String: Timing] = [:]
+        var layoutFileBytes: [String: Int] = [:]
         var jobs: [String: Timing]
         var eventsIdentical: Bool
         /// `--jobs 1`'s median region loading and index build, from its summary: done before
@@ -93,6 +96,24 @@ struct StartupCommand: ParsableCommand {
         }
         for (count, (timing, _)) in zip(counts, try time(startups)) { regionTimes[String(count)] = timing }
 
+        // Every writer's layout (issue 39): the same circles as Python, GDAL and geopandas write
+        // them (bench/layouts.py; GDAL and geopandas where installed), timed taking turns.
+        var layoutKeys: [String] = []
+        var layoutBytes: [String: Int] = [:]
+        var layoutRuns: [(arguments: [String], stdout: String)] = []
+        for count in counts {
+            let dir = "\(work)/r\(count)"
+            let written = commandOutput(["python3", "\(setup.root)/bench/layouts.py", "\(dir)/regions.csv", dir])
+            for layout in written.split(separator: "\n").map(String.init) {
+                let file = "\(dir)/\(layout).geojson"
+                layoutKeys.append("\(count)/\(layout)")
+                layoutBytes["\(count)/\(layout)"] = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+                layoutRuns.append(([binary, "replay", "--regions", file, "\(work)/empty.ndjson"], "/dev/null"))
+            }
+        }
+        var layoutTimes: [String: Timing] = [:]
+        for (key, (timing, _)) in zip(layoutKeys, try time(layoutRuns)) { layoutTimes[key] = timing }
+
         // Cores: the city-like run with 1, 2, 4, 8 jobs; events compared with one job's.
         let city = "\(work)/city"
         try setup.city(seed: 3, regions: 50_000, devices: 2_000, seconds: 500, into: city)
@@ -112,7 +133,8 @@ struct StartupCommand: ParsableCommand {
         }
 
         let cores = Int(commandOutput(["nproc"])) ?? 0
-        let results = Results(regions: regionTimes, regionFileBytes: regionBytes, jobs: jobTimes, eventsIdentical: identical,
+        let results = Results(regions: regionTimes, regionFileBytes: regionBytes, layouts: layoutTimes,
+                              layoutFileBytes: layoutBytes, jobs: jobTimes, eventsIdentical: identical,
                               oneJobLoadSeconds: serialLoad,
                               cores: cores, machine: "\(cores) cores, " + commandOutput(["uname", "-m"]),
                               date: ISO8601DateFormatter().string(from: Date()))
@@ -161,6 +183,35 @@ struct StartupCommand: ParsableCommand {
             let bytes = Double(results.regionFileBytes[key] ?? 0)
             md += "| \(Int(key)!.formatted()) | \(String(format: "%.1f", bytes / 1e6)) MB | \(row(t)) | "
                 + "\(String(format: "%.0f", bytes / 1e6 / t.median)) | \(String(format: "%.0f", t.peakMiB)) MiB |\n"
+        }
+        if !results.layouts.isEmpty {
+            md += """
+
+                ## Every writer's layout (issue 39)
+
+                The same circles as each tool writes them (`bench/layouts.py`: compact, one feature \
+                a line; Python's `json.dump`, plain and `indent=2`; `ogr2ogr -f GeoJSON`, the driver \
+                QGIS's export uses too; geopandas' `to_json`, whose features carry their row number \
+                as the id and the properties `{"radius"}`; GDAL and geopandas only where installed), \
+                `geotrigger replay --regions FILE empty.ndjson`, all the runs of this table taking turns.
+
+                | regions | written by | file | seconds | MB/s | ÷ compact | peak memory |
+                |---|---|---|---|---|---|---|
+
+                """
+            let keys = results.layouts.keys.sorted { a, b in
+                let (ca, cb) = (Int(a.prefix { $0 != "/" })!, Int(b.prefix { $0 != "/" })!)
+                return ca != cb ? ca < cb : (a.hasSuffix("/compact") ? true : b.hasSuffix("/compact") ? false : a < b)
+            }
+            for key in keys {
+                let t = results.layouts[key]!
+                let count = String(key.prefix { $0 != "/" }), layout = String(key.drop { $0 != "/" }.dropFirst())
+                let bytes = Double(results.layoutFileBytes[key] ?? 0)
+                let compact = results.layouts["\(count)/compact"]?.median ?? .nan
+                md += "| \(Int(count)!.formatted()) | \(layout) | \(String(format: "%.1f", bytes / 1e6)) MB | \(row(t)) | "
+                    + "\(String(format: "%.0f", bytes / 1e6 / t.median)) | \(String(format: "%.2f", t.median / compact))× | "
+                    + "\(String(format: "%.0f", t.peakMiB)) MiB |\n"
+            }
         }
         let one = results.jobs["1"]?.median ?? .nan
         md += """
