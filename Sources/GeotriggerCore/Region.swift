@@ -36,7 +36,7 @@ public struct Region: Sendable {
     }
     /// How `properties` is kept: a circle read by the GeoJSON fast lane keeps only its radius
     /// (its properties were `{"radius":…}`) or the properties' text, not a dictionary per region.
-    var storedProperties: StoredProperties
+    package var storedProperties: StoredProperties
     /// Zero-based position of the feature in its file, for error messages.
     public var featureIndex: Int
 

@@ -125,6 +125,7 @@ extension GeoJSONRegionReader {
         var regions: [Region] = []
         regions.reserveCapacity(max(16, (roomFor ?? (min(stop, p.bytes.count) - p.index)) / 128))
         let texts = PropertiesTexts()
+        var layout: CircleTemplate?
         p.skipSpace()
         if atArrayStart, p.at(UInt8(ascii: "]")) {
             p.index += 1
@@ -133,7 +134,7 @@ extension GeoJSONRegionReader {
         while true {
             if p.index == stop { return (regions, true) }
             do {
-                regions.append(try feature(&p, index: regions.count, texts: texts))
+                regions.append(try feature(&p, index: regions.count, texts: texts, layout: &layout))
             } catch {
                 throw GeoJSONDeclined()
             }
@@ -196,11 +197,26 @@ extension GeoJSONRegionReader {
 
     /// One feature: the circle read off the bytes, or anything else through the general parser
     /// and `readFeature`. Throws for a problem the general reader is to report.
-    private func feature(_ p: inout JSONParser, index: Int, texts: PropertiesTexts) throws -> Region {
+    ///
+    /// `layout`: the writer's layout of a circle, learnt from the last feature the member-by-member
+    /// lane read that a template can be made of, and tried before that lane.
+    private func feature(_ p: inout JSONParser, index: Int, texts: PropertiesTexts, layout: inout CircleTemplate?) throws -> Region {
         let start = p.index
         if let region = canonicalCircle(&p, index: index) { return region }
         p.index = start
-        if let region = try? circle(&p, index: index, texts: texts) { return region }
+        if let template = layout {
+            if let region = template.read(&p, index: index) { return region }
+            p.index = start
+        }
+        var values = CircleValues()
+        if let region = try? circle(&p, index: index, texts: texts, values: &values) {
+            // A template of a feature whose id is a string (a number's text is not read back the same).
+            if values.templatable, let kept = values.kept(region),
+               p.bytes[(kept == .radius ? values.id : values.propertiesID).lowerBound] == UInt8(ascii: "\"") {
+                layout = CircleTemplate(p.bytes, feature: start..<p.index, values: values, kept: kept)
+            }
+            return region
+        }
         p.index = start
         // At the depth the whole document's parse would be at (collection, features array).
         p.depth = 2
@@ -251,7 +267,7 @@ extension GeoJSONRegionReader {
     /// than the radius kept as their text. Declines anything the general reader would read
     /// otherwise or reject (a polygon, a beacon, a flag that is not a boolean, a repeated member,
     /// a name with escapes), which `feature` then reads through the general parser.
-    private func circle(_ p: inout JSONParser, index: Int, texts: PropertiesTexts) throws -> Region {
+    private func circle(_ p: inout JSONParser, index: Int, texts: PropertiesTexts, values: inout CircleValues) throws -> Region {
         var featureID: String?
         var propertiesID: String?
         var center: Coordinate?
@@ -272,10 +288,13 @@ extension GeoJSONRegionReader {
                 sawType = true
             case .id:
                 guard others.insert(name) else { throw GeoJSONDeclined() }
+                p.skipSpace()
+                values.id = p.index..<p.index
                 featureID = try identifier(&p)
+                values.id = values.id.lowerBound..<p.index
             case .geometry:
                 guard center == nil else { throw GeoJSONDeclined() }
-                center = try point(&p)
+                center = try point(&p, values: &values)
             case .properties:
                 guard properties == nil else { throw GeoJSONDeclined() }
                 p.skipSpace()
@@ -287,15 +306,29 @@ extension GeoJSONRegionReader {
                         let (pk, pname) = try key(&p)
                         guard names.insert(pname) else { throw GeoJSONDeclined() }
                         switch pk {
-                        case .radius: radius = try number(&p)
+                        case .radius:
+                            p.skipSpace()
+                            let at = p.index
+                            radius = try number(&p)
+                            values.radius = at..<p.index
                         case .id:
                             p.skipSpace()
                             propertiesIDIsText = p.at(UInt8(ascii: "\""))
+                            values.propertiesID = p.index..<p.index
                             propertiesID = try identifier(&p)
-                        case .notifyOnEntry: notifyOnEntry = try flag(&p)
-                        case .notifyOnExit: notifyOnExit = try flag(&p)
-                        case .beacon: try null(&p)  // a beacon region: the general reader's
-                        default: try skipValue(&p, depth: 4)
+                            values.propertiesID = values.propertiesID.lowerBound..<p.index
+                        case .notifyOnEntry:
+                            notifyOnEntry = try flag(&p)
+                            values.templatable = false
+                        case .notifyOnExit:
+                            notifyOnExit = try flag(&p)
+                            values.templatable = false
+                        case .beacon:
+                            try null(&p)  // a beacon region: the general reader's
+                            values.templatable = false
+                        default:
+                            try skipValue(&p, depth: 4)
+                            values.templatable = false
                         }
                     } while !(try endOfObject(&p))
                 }
@@ -305,6 +338,7 @@ extension GeoJSONRegionReader {
             case .other, .coordinates, .radius, .features, .notifyOnEntry, .notifyOnExit, .beacon:
                 guard others.insert(name) else { throw GeoJSONDeclined() }
                 try skipValue(&p, depth: 3)
+                values.templatable = false
             default:
                 throw GeoJSONDeclined()
             }
@@ -329,7 +363,7 @@ extension GeoJSONRegionReader {
 
     /// `{"type":"Point","coordinates":[lon,lat]}` (or `[lon,lat,altitude]`), members in any
     /// order, others passed over; a valid position.
-    private func point(_ p: inout JSONParser) throws -> Coordinate {
+    private func point(_ p: inout JSONParser, values: inout CircleValues) throws -> Coordinate {
         var position: (Double, Double)?
         var sawType = false
         var others = MemberNames()
@@ -344,14 +378,21 @@ extension GeoJSONRegionReader {
                 p.skipSpace()
                 guard p.at(UInt8(ascii: "[")) else { throw GeoJSONDeclined() }
                 p.index += 1
+                p.skipSpace()
+                var at = p.index
                 let longitude = try number(&p)
+                values.longitude = at..<p.index
                 try comma(&p)
+                p.skipSpace()
+                at = p.index
                 let latitude = try number(&p)
+                values.latitude = at..<p.index
                 p.skipSpace()
                 if p.at(UInt8(ascii: ",")) {
                     p.index += 1
                     _ = try number(&p)  // the altitude, read and ignored as the general reader does
                     p.skipSpace()
+                    values.templatable = false
                 }
                 guard p.at(UInt8(ascii: "]")) else { throw GeoJSONDeclined() }
                 p.index += 1
@@ -359,6 +400,7 @@ extension GeoJSONRegionReader {
             case .other, .id, .radius, .features, .notifyOnEntry, .notifyOnExit, .beacon:
                 guard others.insert(name) else { throw GeoJSONDeclined() }
                 try skipValue(&p, depth: 4)
+                values.templatable = false
             default:
                 throw GeoJSONDeclined()
             }
@@ -367,6 +409,113 @@ extension GeoJSONRegionReader {
               coordinateProblem(latitude: latitude, longitude: longitude) == nil
         else { throw GeoJSONDeclined() }
         return Coordinate(latitude: latitude, longitude: longitude)
+    }
+
+    // MARK: Learnt layouts
+
+    /// Where the member-by-member lane found a circle's values in its feature, and whether the
+    /// feature holds nothing else (no other member, flag or altitude) a template would have to
+    /// keep.
+    struct CircleValues {
+        var id = 0..<0, propertiesID = 0..<0, longitude = 0..<0, latitude = 0..<0, radius = 0..<0
+        var templatable = true
+
+        /// How a feature of this layout keeps its properties: the radius alone (the id the
+        /// feature's) or the radius and the id (the id the properties'); nil for any other.
+        func kept(_ region: Region) -> CircleTemplate.Kept? {
+            switch region.storedProperties {
+            case .radius where !id.isEmpty && propertiesID.isEmpty: return .radius
+            case .idAndRadius where id.isEmpty && !propertiesID.isEmpty: return .idAndRadius
+            default: return nil
+            }
+        }
+    }
+
+    /// A writer's layout of a circle feature: the bytes between its values (keys, punctuation
+    /// and whitespace, exactly as the writer put them), learnt from one feature the
+    /// member-by-member lane read, to read the next ones as the canonical lane reads its own
+    /// layout: each piece compared whole, each value read as that lane reads it (an id of
+    /// printable ASCII without escapes, numbers by `number`). A feature that matches is the
+    /// learnt one with other values, so it reads as the member-by-member lane would read it;
+    /// any other is read by that lane.
+    final class CircleTemplate {
+        enum Kept { case radius, idAndRadius }
+        private enum Value { case id, longitude, latitude, radius }
+        /// The bytes before each value, and after the last.
+        private let pieces: [[UInt8]]
+        private let values: [Value]
+        private let kept: Kept
+
+        init(_ bytes: PaddedBytes, feature: Range<Int>, values found: CircleValues, kept: Kept) {
+            // The id's value without its quotes: they are part of the pieces around it.
+            let id = kept == .radius ? found.id : found.propertiesID
+            var slots: [(Range<Int>, Value)] = [((id.lowerBound + 1)..<(id.upperBound - 1), .id),
+                                                (found.longitude, .longitude), (found.latitude, .latitude),
+                                                (found.radius, .radius)]
+            slots.sort { $0.0.lowerBound < $1.0.lowerBound }
+            var pieces: [[UInt8]] = []
+            var at = feature.lowerBound
+            for (range, _) in slots {
+                pieces.append((at..<range.lowerBound).map { bytes[$0] })
+                at = range.upperBound
+            }
+            pieces.append((at..<feature.upperBound).map { bytes[$0] })
+            self.pieces = pieces
+            self.values = slots.map(\.1)
+            self.kept = kept
+        }
+
+        /// The feature at `p.index` if it has this layout (the index after it), else nil.
+        func read(_ p: inout JSONParser, index: Int) -> Region? {
+            let bytes = p.bytes
+            var id = 0..<0
+            var longitude = 0.0, latitude = 0.0, radius = 0.0
+            for k in 0..<values.count {
+                guard piece(k, &p) else { return nil }
+                switch values[k] {
+                case .id:
+                    let start = p.index
+                    while p.index < bytes.count, bytes[p.index] >= 0x20, bytes[p.index] < 0x7F,
+                          bytes[p.index] != UInt8(ascii: "\""), bytes[p.index] != UInt8(ascii: "\\") {
+                        p.index += 1
+                    }
+                    id = start..<p.index
+                case .longitude: guard let x = Self.number(&p) else { return nil }; longitude = x
+                case .latitude: guard let x = Self.number(&p) else { return nil }; latitude = x
+                case .radius: guard let x = Self.number(&p) else { return nil }; radius = x
+                }
+            }
+            guard piece(values.count, &p), !id.isEmpty, InputLimits.identifierFits(byteCount: id.count),
+                  coordinateProblem(latitude: latitude, longitude: longitude) == nil, radiusProblem(radius) == nil
+            else { return nil }
+            return Region(id: bytes.string(id), shape: .circle(center: Coordinate(latitude: latitude, longitude: longitude), radius: radius),
+                          storedProperties: kept == .radius ? .radius(radius) : .idAndRadius(radius), featureIndex: index)
+        }
+
+        /// Piece `k` at `p.index` (then after it).
+        @inline(__always)
+        private func piece(_ k: Int, _ p: inout JSONParser) -> Bool {
+            let n = pieces[k].count
+            guard p.index + n <= p.bytes.count else { return false }
+            let equal = pieces[k].withUnsafeBytes { piece in
+                p.bytes.view(from: p.index, count: n).withUnsafeBytes { here in
+                    n == 0 || memcmp(piece.baseAddress!, here.baseAddress!, n) == 0
+                }
+            }
+            if equal { p.index += n }
+            return equal
+        }
+
+        /// A number right here (no whitespace first: the pieces hold it), as the general parser
+        /// reads it.
+        @inline(__always)
+        private static func number(_ p: inout JSONParser) -> Double? {
+            guard p.index < p.bytes.count else { return nil }
+            let c = p.bytes[p.index]
+            guard c == UInt8(ascii: "-") || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")),
+                  let x = try? p.parseNumber(), x.isFinite else { return nil }
+            return x
+        }
     }
 
     // MARK: Tokens

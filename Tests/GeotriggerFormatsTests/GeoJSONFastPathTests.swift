@@ -268,4 +268,30 @@ struct GeoJSONFastPathTests {
         #expect(regions.first?.properties?.serialized() == #"{"name":"Café","radius":5,"tags":["x",{"k":1.5}]}"#)
         #expect(regions.last?.properties?.serialized() == #"{"id":"b","radius":6}"#)
     }
+
+    /// Python's layout (the id the feature's) and GDAL's (the id the properties'), for `learntLayoutEdges`.
+    static func spaced(_ id: String, _ lon: String, _ lat: String, _ radius: String, gdal: Bool) -> String {
+        gdal ? #"{ "type": "Feature", "properties": { "id": \#(id), "radius": \#(radius) }, "geometry": { "type": "Point", "coordinates": [ \#(lon), \#(lat) ] } }"#
+            : #"{"type": "Feature", "id": \#(id), "geometry": {"type": "Point", "coordinates": [\#(lon), \#(lat)]}, "properties": {"radius": \#(radius)}}"#
+    }
+
+    @Test("a writer's layout learnt from one feature reads the next ones as the member-by-member lane does, at their edges", arguments: [
+        // Ids: spaces, empty, an escape, non-ASCII, a number, null, at and over the limit.
+        (#""a b""#, "16.4", "48.2", "150"), (#""""#, "16.4", "48.2", "150"), (#""a\"b""#, "16.4", "48.2", "150"),
+        (#""Zürich""#, "16.4", "48.2", "150"), ("7", "16.4", "48.2", "150"), ("null", "16.4", "48.2", "150"),
+        ("\"" + String(repeating: "i", count: InputLimits.identifierBytes) + "\"", "16.4", "48.2", "150"),
+        ("\"" + String(repeating: "i", count: InputLimits.identifierBytes + 1) + "\"", "16.4", "48.2", "150"),
+        // Numbers: spellings, out of range, not numbers, more whitespace than the layout's.
+        (#""x""#, "-0", "1e2", "1E-3"), (#""x""#, "01", "48", "150"), (#""x""#, "181", "48", "150"),
+        (#""x""#, "16", "91", "150"), (#""x""#, "16", "48", "0"), (#""x""#, "16", "48", "1e999"),
+        (#""x""#, "16", "48", "\"150\""), (#""x""#, "16 ", "48", "150"), (#""x""#, " 16", "48", "150"),
+        (#""x""#, "16", "48", "150, \"name\": \"n\""), (#""x""#, "16", "48, 30", "150"), (#""x""#, "16", "48", "150.0e"),
+    ])
+    func learntLayoutEdges(id: String, lon: String, lat: String, radius: String) throws {
+        for gdal in [false, true] {
+            let features = [Self.spaced(#""c0""#, "1", "2", "3", gdal: gdal), Self.spaced(#""c1""#, "1.5", "2.5", "3.5", gdal: gdal),
+                            Self.spaced(id, lon, lat, radius, gdal: gdal), Self.spaced(#""c3""#, "4", "5", "6", gdal: gdal)]
+            _ = try Self.agree(#"{"type": "FeatureCollection", "features": [\#(features.joined(separator: ", "))]}"#)
+        }
+    }
 }
