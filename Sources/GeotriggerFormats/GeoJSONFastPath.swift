@@ -205,14 +205,16 @@ extension GeoJSONRegionReader {
         if let region = canonicalCircle(&p, index: index) { return region }
         p.index = start
         if let template = layout {
-            if let region = template.read(&p, index: index) { return region }
+            if let region = template.read(&p, index: index, texts: texts) { return region }
             p.index = start
         }
         var values = CircleValues()
         if let region = try? circle(&p, index: index, texts: texts, values: &values) {
-            // A template of a feature whose id is a string (a number's text is not read back the same).
+            // A template of a feature whose ids are strings (a number's text is not read back the same).
+            let quote = UInt8(ascii: "\"")
             if values.templatable, let kept = values.kept(region),
-               p.bytes[(kept == .radius ? values.id : values.propertiesID).lowerBound] == UInt8(ascii: "\"") {
+               values.id.isEmpty || p.bytes[values.id.lowerBound] == quote,
+               values.propertiesID.isEmpty || p.bytes[values.propertiesID.lowerBound] == quote {
                 layout = CircleTemplate(p.bytes, feature: start..<p.index, values: values, kept: kept)
             }
             return region
@@ -333,6 +335,8 @@ extension GeoJSONRegionReader {
                     } while !(try endOfObject(&p))
                 }
                 properties = start..<p.index
+                values.properties = start..<p.index
+                values.propertiesNames = names.count
                 propertiesAreRadiusOnly = names.count == 1 && radius != nil
                 propertiesAreIDAndRadius = names.count == 2 && radius != nil && propertiesID != nil && propertiesIDIsText
             case .other, .coordinates, .radius, .features, .notifyOnEntry, .notifyOnExit, .beacon:
@@ -418,14 +422,19 @@ extension GeoJSONRegionReader {
     /// keep.
     struct CircleValues {
         var id = 0..<0, propertiesID = 0..<0, longitude = 0..<0, latitude = 0..<0, radius = 0..<0
+        var properties = 0..<0
+        var propertiesNames = 0
         var templatable = true
 
         /// How a feature of this layout keeps its properties: the radius alone (the id the
-        /// feature's) or the radius and the id (the id the properties'); nil for any other.
+        /// feature's), the radius and the id (the id the properties'), or, with an id in both
+        /// places (geopandas' `to_json`), the properties' text; nil for any other.
         func kept(_ region: Region) -> CircleTemplate.Kept? {
             switch region.storedProperties {
             case .radius where !id.isEmpty && propertiesID.isEmpty: return .radius
             case .idAndRadius where id.isEmpty && !propertiesID.isEmpty: return .idAndRadius
+            case .idAndRadius, .text:
+                return !id.isEmpty && !propertiesID.isEmpty && propertiesNames == 2 ? .text : nil
             default: return nil
             }
         }
@@ -439,57 +448,88 @@ extension GeoJSONRegionReader {
     /// learnt one with other values, so it reads as the member-by-member lane would read it;
     /// any other is read by that lane.
     final class CircleTemplate {
-        enum Kept { case radius, idAndRadius }
-        private enum Value { case id, longitude, latitude, radius }
+        enum Kept { case radius, idAndRadius, text }
+        /// `string`: the properties' id beside the feature's (`Kept.text`), kept only in the text.
+        private enum Value { case id, string, longitude, latitude, radius }
         /// The bytes before each value, and after the last.
         private let pieces: [[UInt8]]
         private let values: [Value]
         private let kept: Kept
+        /// `Kept.text`: where the properties object starts and ends, as (piece, offset in it).
+        private var propertiesStart = (-1, 0), propertiesEnd = (-1, 0)
 
         init(_ bytes: PaddedBytes, feature: Range<Int>, values found: CircleValues, kept: Kept) {
-            // The id's value without its quotes: they are part of the pieces around it.
-            let id = kept == .radius ? found.id : found.propertiesID
-            var slots: [(Range<Int>, Value)] = [((id.lowerBound + 1)..<(id.upperBound - 1), .id),
-                                                (found.longitude, .longitude), (found.latitude, .latitude),
+            // The ids' values without their quotes: they are part of the pieces around them.
+            func inside(_ r: Range<Int>) -> Range<Int> { (r.lowerBound + 1)..<(r.upperBound - 1) }
+            var slots: [(Range<Int>, Value)] = [(found.longitude, .longitude), (found.latitude, .latitude),
                                                 (found.radius, .radius)]
+            switch kept {
+            case .radius: slots.append((inside(found.id), .id))
+            case .idAndRadius: slots.append((inside(found.propertiesID), .id))
+            case .text: slots += [(inside(found.id), .id), (inside(found.propertiesID), .string)]
+            }
             slots.sort { $0.0.lowerBound < $1.0.lowerBound }
             var pieces: [[UInt8]] = []
             var at = feature.lowerBound
-            for (range, _) in slots {
-                pieces.append((at..<range.lowerBound).map { bytes[$0] })
+            for (range, _) in slots + [(feature.upperBound..<feature.upperBound, .id)] {
+                let piece = at..<range.lowerBound
+                if kept == .text {
+                    if piece.contains(found.properties.lowerBound) {
+                        propertiesStart = (pieces.count, found.properties.lowerBound - at)
+                    }
+                    if propertiesEnd.0 < 0, found.properties.upperBound > at, found.properties.upperBound <= range.lowerBound {
+                        propertiesEnd = (pieces.count, found.properties.upperBound - at)
+                    }
+                }
+                pieces.append(piece.map { bytes[$0] })
                 at = range.upperBound
             }
-            pieces.append((at..<feature.upperBound).map { bytes[$0] })
             self.pieces = pieces
             self.values = slots.map(\.1)
             self.kept = kept
         }
 
         /// The feature at `p.index` if it has this layout (the index after it), else nil.
-        func read(_ p: inout JSONParser, index: Int) -> Region? {
+        func read(_ p: inout JSONParser, index: Int, texts: PropertiesTexts) -> Region? {
             let bytes = p.bytes
             var id = 0..<0
             var longitude = 0.0, latitude = 0.0, radius = 0.0
-            for k in 0..<values.count {
+            var properties = (0, 0)
+            for k in 0...values.count {
+                if k == propertiesStart.0 { properties.0 = p.index + propertiesStart.1 }
+                if k == propertiesEnd.0 { properties.1 = p.index + propertiesEnd.1 }
                 guard piece(k, &p) else { return nil }
+                guard k < values.count else { break }
                 switch values[k] {
-                case .id:
+                case .id, .string:
                     let start = p.index
                     while p.index < bytes.count, bytes[p.index] >= 0x20, bytes[p.index] < 0x7F,
                           bytes[p.index] != UInt8(ascii: "\""), bytes[p.index] != UInt8(ascii: "\\") {
                         p.index += 1
                     }
-                    id = start..<p.index
+                    if values[k] == .id {
+                        id = start..<p.index
+                    } else if p.index == start {
+                        return nil  // the properties' id empty: the general reader names it
+                    }
                 case .longitude: guard let x = Self.number(&p) else { return nil }; longitude = x
                 case .latitude: guard let x = Self.number(&p) else { return nil }; latitude = x
                 case .radius: guard let x = Self.number(&p) else { return nil }; radius = x
                 }
             }
-            guard piece(values.count, &p), !id.isEmpty, InputLimits.identifierFits(byteCount: id.count),
+            guard !id.isEmpty, InputLimits.identifierFits(byteCount: id.count),
                   coordinateProblem(latitude: latitude, longitude: longitude) == nil, radiusProblem(radius) == nil
             else { return nil }
+            let stored: Region.StoredProperties
+            switch kept {
+            case .radius: stored = .radius(radius)
+            case .idAndRadius: stored = .idAndRadius(radius)
+            case .text:
+                guard let text = texts.append(bytes.view(properties.0..<properties.1)) else { return nil }
+                stored = text
+            }
             return Region(id: bytes.string(id), shape: .circle(center: Coordinate(latitude: latitude, longitude: longitude), radius: radius),
-                          storedProperties: kept == .radius ? .radius(radius) : .idAndRadius(radius), featureIndex: index)
+                          storedProperties: stored, featureIndex: index)
         }
 
         /// Piece `k` at `p.index` (then after it).

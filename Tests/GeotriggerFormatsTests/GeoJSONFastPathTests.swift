@@ -269,13 +269,23 @@ struct GeoJSONFastPathTests {
         #expect(regions.last?.properties?.serialized() == #"{"id":"b","radius":6}"#)
     }
 
-    /// Python's layout (the id the feature's) and GDAL's (the id the properties'), for `learntLayoutEdges`.
-    static func spaced(_ id: String, _ lon: String, _ lat: String, _ radius: String, gdal: Bool) -> String {
-        gdal ? #"{ "type": "Feature", "properties": { "id": \#(id), "radius": \#(radius) }, "geometry": { "type": "Point", "coordinates": [ \#(lon), \#(lat) ] } }"#
-            : #"{"type": "Feature", "id": \#(id), "geometry": {"type": "Point", "coordinates": [\#(lon), \#(lat)]}, "properties": {"radius": \#(radius)}}"#
+    /// Python's layout (the id the feature's), GDAL's (the id the properties') and geopandas'
+    /// `to_json` (an id in both places, the properties' `p` + the id), for `learntLayoutEdges`.
+    enum Writer: CaseIterable { case python, gdal, geopandas }
+    static func spaced(_ id: String, _ lon: String, _ lat: String, _ radius: String, _ writer: Writer) -> String {
+        switch writer {
+        case .python:
+            #"{"type": "Feature", "id": \#(id), "geometry": {"type": "Point", "coordinates": [\#(lon), \#(lat)]}, "properties": {"radius": \#(radius)}}"#
+        case .gdal:
+            #"{ "type": "Feature", "properties": { "id": \#(id), "radius": \#(radius) }, "geometry": { "type": "Point", "coordinates": [ \#(lon), \#(lat) ] } }"#
+        case .geopandas:
+            #"{"id": \#(id), "type": "Feature", "properties": {"id": "p\#(id.replacingOccurrences(of: "\"", with: ""))", "radius": \#(radius)}, "geometry": {"type": "Point", "coordinates": [\#(lon), \#(lat)]}}"#
+        }
     }
 
     @Test("a writer's layout learnt from one feature reads the next ones as the member-by-member lane does, at their edges", arguments: [
+        // The properties' id (geopandas): empty, with a quote, non-ASCII.
+        (#""""#, "1", "2", "3"), (#""q\"""#, "1", "2", "3"), (#""é""#, "1", "2", "3"),
         // Ids: spaces, empty, an escape, non-ASCII, a number, null, at and over the limit.
         (#""a b""#, "16.4", "48.2", "150"), (#""""#, "16.4", "48.2", "150"), (#""a\"b""#, "16.4", "48.2", "150"),
         (#""Zürich""#, "16.4", "48.2", "150"), ("7", "16.4", "48.2", "150"), ("null", "16.4", "48.2", "150"),
@@ -288,9 +298,9 @@ struct GeoJSONFastPathTests {
         (#""x""#, "16", "48", "150, \"name\": \"n\""), (#""x""#, "16", "48, 30", "150"), (#""x""#, "16", "48", "150.0e"),
     ])
     func learntLayoutEdges(id: String, lon: String, lat: String, radius: String) throws {
-        for gdal in [false, true] {
-            let features = [Self.spaced(#""c0""#, "1", "2", "3", gdal: gdal), Self.spaced(#""c1""#, "1.5", "2.5", "3.5", gdal: gdal),
-                            Self.spaced(id, lon, lat, radius, gdal: gdal), Self.spaced(#""c3""#, "4", "5", "6", gdal: gdal)]
+        for writer in Writer.allCases {
+            let features = [Self.spaced(#""c0""#, "1", "2", "3", writer), Self.spaced(#""c1""#, "1.5", "2.5", "3.5", writer),
+                            Self.spaced(id, lon, lat, radius, writer), Self.spaced(#""c3""#, "4", "5", "6", writer)]
             _ = try Self.agree(#"{"type": "FeatureCollection", "features": [\#(features.joined(separator: ", "))]}"#)
         }
     }
