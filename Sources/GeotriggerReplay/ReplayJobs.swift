@@ -31,7 +31,9 @@ extension Replay {
 
 /// One `replay --jobs` run: the reader (this thread), the jobs' threads and the merge.
 private final class JobRun {
-    unowned let replay: Replay
+    /// Held strongly: the run lives only within `runJobs`, so there is no cycle, and an
+    /// `unowned` reference is checked (retained and released) at every use, which is every fix.
+    let replay: Replay
     let config: ReplayConfiguration
     let jobs: Int
     let merged: MergedReadings
