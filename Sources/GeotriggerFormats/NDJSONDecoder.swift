@@ -217,7 +217,7 @@ public final class NDJSONDecoder: ReadingDecoder {
     }
 
     /// `plainFixBrace`'s exact layout: the brace's index, or -1, or -2 when the line differs
-    /// from it in its first member (`{"t":` and a number) or only before its closing brace.
+    /// from it in its first member (`{"t":` and a number) or by a space before its closing brace.
     @inline(__always)
     private func compactFixBrace(_ p: PaddedBytes, _ n: Int, _ fix: inout PlainFix) -> Int {
         typealias L = PlainLine
@@ -244,9 +244,11 @@ public final class NDJSONDecoder: ReadingDecoder {
             i = L.number(p, i + 12, n, &fix.accuracy)
             guard i > 0, fix.accuracy >= 0 else { return -1 }
         }
-        // Every member read, the brace not next (a space before it): the other layout's to try.
-        guard i < n, p[i] == UInt8(ascii: "}") else { return -2 }
-        return i
+        guard i < n else { return -1 }
+        // Every member read and a space before the brace: the other layout's to try (another
+        // member, as a sighting's or a control record's, is the general path's at once).
+        if p[i] == 0x20 || p[i] == 0x09 { return -2 }
+        return p[i] == UInt8(ascii: "}") ? i : -1
     }
 
     /// The same fixes, the same values and checks, in any layout of their members: spaces or
