@@ -179,19 +179,22 @@ final class ReplayJob {
     let memory = RecordBuffer(memory: ())
     let writer: EventWriter
     let writeState: Bool
-    private var seq = 0
-    private var tags: [JobTag] = []
-    private var rejections: [PendingRejection] = []
+    // The job's own state, touched only on its thread: `@exclusivity(unchecked)`, as the
+    // runtime's check of a class's stored property (a thread-local lookup at each access) is
+    // otherwise paid at every fix and every event.
+    @exclusivity(unchecked) private var seq = 0
+    @exclusivity(unchecked) private var tags: [JobTag] = []
+    @exclusivity(unchecked) private var rejections: [PendingRejection] = []
     /// Global device id → this engine's id (-1: never this job's), and back. With `--expire` both
     /// ids are reused: the reader gives an expired device's global id to a later new device,
     /// announced to its own job, which sets its entry; an entry of a device this engine has
     /// forgotten is stale and never read (the reader routes that id to its new owner only), and a
     /// forgotten local id's `globalOf` entry is stale until the engine reuses the id.
-    private var localOf: [Int32] = []
-    private var globalOf: [Int32] = []
+    @exclusivity(unchecked) private var localOf: [Int32] = []
+    @exclusivity(unchecked) private var globalOf: [Int32] = []
     /// While the monitor's batch is applied: the sequence number of each batched device's fix
     /// (by this engine's id), which tags that fix's events. The devices of a batch are distinct.
-    private var batchSeqs: [Int] = []
+    @exclusivity(unchecked) private var batchSeqs: [Int] = []
     private let applier: ReadingApplier
 
     /// Builds the index (unless handed one) and the engine; call on the job's own thread.

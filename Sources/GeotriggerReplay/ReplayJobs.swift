@@ -182,9 +182,11 @@ private final class JobRun {
             }
             if merge.jobStop != nil { return false }
         }
-        if let progress, rd.sinceProgress >= 4096 {
+        // Counted down with or without a bar: the plain-fix lane stops at 4,096, and a count never
+        // set back would stop it at every record after that.
+        if rd.sinceProgress >= 4096 {
             rd.sinceProgress = 0
-            progress.update(bytes: merged.bytesRead, records: replay.statistics.records)
+            progress?.update(bytes: merged.bytesRead, records: replay.statistics.records)
         }
         return !(checkpointer != nil && StopSignals.requested)
     }
@@ -521,11 +523,12 @@ struct IndexHandoff: @unchecked Sendable {
 final class JobMerge {
     let jobs: Int
     let strict: Bool
-    /// Per job, results not yet written, and how far into the first one the merge is.
-    private var pending: [[JobResult]]
-    private var tagIndex: [Int]
+    /// Per job, results not yet written, and how far into the first one the merge is. (Used on
+    /// the reading thread only, at every record merged: unchecked, as `ReplayJob`'s state.)
+    @exclusivity(unchecked) private var pending: [[JobResult]]
+    @exclusivity(unchecked) private var tagIndex: [Int]
     /// Per job, every record up to this sequence number has been handled.
-    private var through: [Int]
+    @exclusivity(unchecked) private var through: [Int]
     private(set) var running: Int
     /// Rejections not yet reported, the reader's (in order) and the jobs'.
     var rejections: [PendingRejection] = []
