@@ -343,8 +343,6 @@ extension GeoJSONRegionReader {
                 guard others.insert(name) else { throw GeoJSONDeclined() }
                 try skipValue(&p, depth: 3)
                 values.templatable = false
-            default:
-                throw GeoJSONDeclined()
             }
         } while !(try endOfObject(&p))
         guard sawType, let center, let radius, radiusProblem(radius) == nil, let properties,
