@@ -254,8 +254,11 @@ package final class PartitionEngine {
 
 /// The engine's output for a partition: formats each event, then tags it. Holds the partition
 /// engine unowned (the engine holds its output strongly, and the partition engine the engine).
+/// `unowned(unsafe)`: the output is reached only through the engine its owner holds, so it never
+/// outlives it, and a checked `unowned` is an atomic retain and release at each of the three
+/// uses an event makes.
 private final class TaggingOutput: RegionEventTableReader {
-    unowned let owner: PartitionEngine
+    unowned(unsafe) let owner: PartitionEngine
     init(_ owner: PartitionEngine) { self.owner = owner }
 
     var regionEventTable: RegionEventTable { owner.regionEventTable }
