@@ -10,10 +10,13 @@ import GeotriggerCore
 //
 //     {"type":"Feature","id":"r1","geometry":{"type":"Point","coordinates":[16.4,48.3]},"properties":{"radius":150}}
 //
-// (members in any order, whitespace anywhere), is read straight off the bytes into a `Region`,
-// with no `JSONValue` tree and no dictionary. Any other feature (a polygon, a beacon, more
-// properties, escapes in a string, a number id, a duplicate member) is parsed by the general
-// parser and read by `readFeature`, as before, one feature at a time. Every byte still goes
+// however its writer laid it out (members in any order, whitespace anywhere, other members
+// passed over, the id in the properties or a number, other properties kept as their text: issue
+// 39), is read straight off the bytes into a `Region`, with no `JSONValue` tree and no
+// dictionary: by a byte-for-byte compare of the project's own layout, by the writer's layout
+// learnt from an earlier feature (`CircleTemplate`), or member by member. Any other feature (a
+// polygon, a beacon, a flag that is not a boolean, escapes in a name, a duplicate member) is
+// parsed by the general parser and read by `readFeature`, one feature at a time. Every byte still goes
 // through `JSONParser`'s own checks (strict RFC 8259, UTF-8, numbers rounded the same), and any
 // problem anywhere sends the whole file through the general reader again, so errors, and the
 // order in which a broken file reports them, are the general reader's.
