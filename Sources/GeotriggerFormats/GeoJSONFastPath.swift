@@ -248,10 +248,7 @@ extension GeoJSONRegionReader {
         }
         guard literal(#"{"type":"Feature","id":""#) else { return nil }
         let idStart = p.index
-        while p.index < bytes.count, bytes[p.index] >= 0x20, bytes[p.index] < 0x7F,
-              bytes[p.index] != UInt8(ascii: "\""), bytes[p.index] != UInt8(ascii: "\\") {
-            p.index += 1
-        }
+        p.skipPlainID()
         let idEnd = p.index
         guard idEnd > idStart, InputLimits.identifierFits(byteCount: idEnd - idStart),
               literal(#"","geometry":{"type":"Point","coordinates":["#), let longitude = try? number(&p),
@@ -504,18 +501,16 @@ extension GeoJSONRegionReader {
                 switch values[k] {
                 case .id, .string:
                     let start = p.index
-                    while p.index < bytes.count, bytes[p.index] >= 0x20, bytes[p.index] < 0x7F,
-                          bytes[p.index] != UInt8(ascii: "\""), bytes[p.index] != UInt8(ascii: "\\") {
-                        p.index += 1
-                    }
+                    p.skipPlainID()
                     if values[k] == .id {
                         id = start..<p.index
                     } else if p.index == start {
                         return nil  // the properties' id empty: the general reader names it
                     }
-                case .longitude: guard let x = Self.number(&p) else { return nil }; longitude = x
-                case .latitude: guard let x = Self.number(&p) else { return nil }; latitude = x
-                case .radius: guard let x = Self.number(&p) else { return nil }; radius = x
+                // No whitespace before a number here: the pieces hold it.
+                case .longitude: guard let x = p.plainNumber() else { return nil }; longitude = x
+                case .latitude: guard let x = p.plainNumber() else { return nil }; latitude = x
+                case .radius: guard let x = p.plainNumber() else { return nil }; radius = x
                 }
             }
             guard !id.isEmpty, InputLimits.identifierFits(byteCount: id.count),
@@ -545,17 +540,6 @@ extension GeoJSONRegionReader {
             }
             if equal { p.index += n }
             return equal
-        }
-
-        /// A number right here (no whitespace first: the pieces hold it), as the general parser
-        /// reads it.
-        @inline(__always)
-        private static func number(_ p: inout JSONParser) -> Double? {
-            guard p.index < p.bytes.count else { return nil }
-            let c = p.bytes[p.index]
-            guard c == UInt8(ascii: "-") || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")),
-                  let x = try? p.parseNumber(), x.isFinite else { return nil }
-            return x
         }
     }
 
@@ -687,13 +671,9 @@ extension GeoJSONRegionReader {
     }
 
     /// A number, as the general parser reads it (the same rounding).
-    private func number(_ p: inout JSONParser) throws -> Double {
+    private func number(_ p: inout JSONParser) throws(GeoJSONDeclined) -> Double {
         p.skipSpace()
-        guard p.index < p.bytes.count else { throw GeoJSONDeclined() }
-        let c = p.bytes[p.index]
-        guard c == UInt8(ascii: "-") || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) else { throw GeoJSONDeclined() }
-        let x = try p.parseNumber()
-        guard x.isFinite else { throw GeoJSONDeclined() }
+        guard let x = p.plainNumber() else { throw GeoJSONDeclined() }
         return x
     }
 
@@ -748,6 +728,27 @@ extension JSONParser {
 
     @inline(__always)
     fileprivate func at(_ byte: UInt8) -> Bool { index < bytes.count && bytes[index] == byte }
+
+    /// Past an id's bytes as the fast lane takes them whole: printable ASCII, no quote, no
+    /// backslash (anything else is the member-by-member lane's or the general parser's).
+    @inline(__always)
+    fileprivate mutating func skipPlainID() {
+        while index < bytes.count, bytes[index] >= 0x20, bytes[index] < 0x7F,
+              bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") {
+            index += 1
+        }
+    }
+
+    /// A finite number starting right here, as the general parser reads it (the same rounding);
+    /// nil for anything else.
+    @inline(__always)
+    fileprivate mutating func plainNumber() -> Double? {
+        guard index < bytes.count else { return nil }
+        let c = bytes[index]
+        guard c == UInt8(ascii: "-") || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")),
+              let x = try? parseNumber(), x.isFinite else { return nil }
+        return x
+    }
 }
 
 /// The names of an object's members so far, to find a repeated one (the general parser rejects
