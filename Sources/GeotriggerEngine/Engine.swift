@@ -121,6 +121,14 @@ public final class Engine {
     @exclusivity(unchecked) package private(set) var firingDue = 0.0
     @exclusivity(unchecked) package private(set) var firingSource = TimerSource.dwell
 
+    /// `phase`, `firingSource` and `firingDue` (raw values) in one call, for code in other modules
+    /// that asks per event (`replay --jobs` orders its jobs' output by them): there, a stored
+    /// property's every read is checked for exclusivity whatever its attribute, and an enum's
+    /// `==` is a generic call.
+    package var moment: (phase: UInt8, source: UInt8, due: Double) {
+        (phase.rawValue, firingSource.rawValue, firingDue)
+    }
+
     public convenience init(regions: [Region], hysteresis: Hysteresis = .automatic, options: MonitorOptions = MonitorOptions(),
                             beaconOptions: BeaconOptions = BeaconOptions(), requests: [NotificationRequest] = []) throws {
         try self.init(index: RegionIndex(regions: regions, hysteresis: hysteresis), options: options,

@@ -33,8 +33,11 @@ package final class ReadingApplier {
     /// Whether fixes join the engine's batch now.
     @exclusivity(unchecked) private var batching: Bool
     /// True while the batch is applied: the events then belong to the batched fixes, not to the
-    /// record being handed in (`replay --jobs` tags each with its own fix).
-    @exclusivity(unchecked) package private(set) var applyingBatch = false
+    /// record being handed in (`replay --jobs` tags each with its own fix, `consume` with its
+    /// offset). Read through a getter: those ask per event from other modules, where a stored
+    /// property's read is checked for exclusivity whatever its attribute.
+    package var applyingBatch: Bool { batchApplying }
+    @exclusivity(unchecked) private var batchApplying = false
 
     package init(engine: Engine) {
         self.engine = engine
@@ -169,9 +172,9 @@ package final class ReadingApplier {
     package func flush() {
         let n = engine.batchCount
         guard n > 0 else { return }
-        applyingBatch = true
+        batchApplying = true
         counts.ignoredForAccuracy += engine.applyBatch()
-        applyingBatch = false
+        batchApplying = false
         counts.fixes += n
     }
 

@@ -84,6 +84,11 @@ extension Array {
 /// grow when regions are added live; a read goes through the `let` header, so it takes no
 /// exclusivity check. A value type with manual ownership, as `PodList`: the index holds it and
 /// calls `free()` once, in its `deinit` (or when its build fails).
+///
+/// Threads may share the lines (`shared()`): each index then has a header of its own over the
+/// same lines, which a `SharedLines` owns and frees after the last of them; nothing writes them
+/// while they are shared, and a header that must change its lines (a region added or removed
+/// live) first copies them (`detach`).
 @usableFromInline
 struct CircleTables {
     @usableFromInline struct Header {
@@ -93,12 +98,36 @@ struct CircleTables {
         @usableFromInline var slow: UnsafeMutablePointer<CircleCore>
         @usableFromInline var circles: Int
         var slowCapacity: Int
+        /// The owner of `hot` and `slow` while other headers share them; nil while this header
+        /// owns them alone.
+        var sharedLines: SharedLines? = nil
+    }
+
+    /// Lines several headers read, freed with the last of them.
+    final class SharedLines: @unchecked Sendable {
+        let hot: UnsafeMutablePointer<HotCircle>
+        let slow: UnsafeMutablePointer<CircleCore>
+
+        init(hot: UnsafeMutablePointer<HotCircle>, slow: UnsafeMutablePointer<CircleCore>) {
+            self.hot = hot
+            self.slow = slow
+        }
+
+        deinit {
+            UnsafeMutableRawPointer(hot).deallocate()
+            slow.deallocate()
+        }
     }
 
     @usableFromInline let header: UnsafeMutablePointer<Header>
 
     /// Room for `capacity` regions and as many circles, none yet (`initializeHot`,
     /// `initializeSlow`, then `setCounts`).
+    private init(header: Header) {
+        self.header = .allocate(capacity: 1)
+        self.header.initialize(to: header)
+    }
+
     init(capacity: Int) {
         // Plain values: their lines are moved and freed as bytes, never deinitialized.
         assert(_isPOD(HotCircle.self) && _isPOD(CircleCore.self))
@@ -151,6 +180,7 @@ struct CircleTables {
     /// Adds a region's hot line and, for a circle, its slow line, which the hot line's `slot` then
     /// names (−1 without one). Each table doubles when full (at least 64).
     func append(_ line: HotCircle, core: CircleCore?) {
+        detach()
         var t = header.pointee
         var line = line
         if t.count == t.capacity {
@@ -180,9 +210,42 @@ struct CircleTables {
         header.pointee = t
     }
 
+    /// What another header over the same lines starts from (`init(sharing:)`, on another
+    /// thread): from now on neither writes them (`detach` first). Call on the thread that owns
+    /// this one, before the other starts.
+    func share() -> Header {
+        if header.pointee.sharedLines == nil {
+            header.pointee.sharedLines = SharedLines(hot: header.pointee.hot, slow: header.pointee.slow)
+        }
+        return header.pointee
+    }
+
+    /// A header of its own over the lines `share()` gave.
+    init(sharing header: Header) {
+        precondition(header.sharedLines != nil, "lines not shared")
+        self.init(header: header)
+    }
+
+    /// Makes the lines this header's own (a copy, with the same room) if they are shared; call
+    /// before writing any.
+    func detach() {
+        guard header.pointee.sharedLines != nil else { return }
+        var t = header.pointee
+        let hot = Self.allocateHot(t.capacity)
+        hot.initialize(from: t.hot, count: t.count)
+        let slow = UnsafeMutablePointer<CircleCore>.allocate(capacity: t.slowCapacity)
+        slow.initialize(from: t.slow, count: t.circles)
+        t.hot = hot
+        t.slow = slow
+        t.sharedLines = nil
+        header.pointee = t
+    }
+
     func free() {
-        UnsafeMutableRawPointer(header.pointee.hot).deallocate()
-        header.pointee.slow.deallocate()
+        if header.pointee.sharedLines == nil {
+            UnsafeMutableRawPointer(header.pointee.hot).deallocate()
+            header.pointee.slow.deallocate()
+        }
         header.deinitialize(count: 1)
         header.deallocate()
     }

@@ -30,11 +30,6 @@ public final class PackedRTree {
     private let itemCount: Int
     /// Where each level starts, in blocks; the root's level is the last.
     private let blockStarts: [Int]
-    private let results = ResultBuffer()
-    /// A query's blocks to test at the current level and at the next one (block numbers within
-    /// their level), owned here and kept between queries.
-    @exclusivity(unchecked) private var frontier = PodList<Int32>()
-    @exclusivity(unchecked) private var next = PodList<Int32>()
     /// Children per node: 16, the block `geotrigger_meets16` tests.
     static let nodeSize = 16
 
@@ -141,29 +136,48 @@ public final class PackedRTree {
         items.append(contentsOf: repeatElement(-1, count: padding))
         self.items = items
         self.blockStarts = blockStarts
-        frontier.reserve(64)
-        next.reserve(64)
     }
 
     deinit {
-        frontier.free()
-        next.free()
         UnsafeMutableRawPointer(blocks).deallocate()
+    }
+
+    /// What a query writes: its answer and the blocks it walks. One per thread that queries, so
+    /// that the tree itself is only read once built and threads may share it
+    /// (`RegionIndex.sharedWithThreads`).
+    public final class Scratch {
+        let results = ResultBuffer()
+        /// A query's blocks to test at the current level and at the next one (block numbers within
+        /// their level), kept between queries.
+        @exclusivity(unchecked) var frontier = PodList<Int32>()
+        @exclusivity(unchecked) var next = PodList<Int32>()
+
+        public init() {
+            frontier.reserve(64)
+            next.reserve(64)
+        }
+
+        deinit {
+            frontier.free()
+            next.free()
+        }
     }
 
     public var count: Int { itemCount }
 
     /// Items whose box meets [minX, maxX] × [minY, maxY] (closed), in leaf order (ascending when
     /// the items were numbered by `Builder.hilbertOrder` and none has two boxes); with
-    /// `appending`, added to those of the previous query. The buffer is reused by the next query.
+    /// `appending`, added to those of `scratch`'s previous query. The answer is `scratch`'s buffer,
+    /// reused by its next query.
     ///
     /// The walk goes a level at a time: every block of the level that the query meets is found
     /// (left to right), and all of them are asked for before any is tested, so their cache
     /// misses (a leaf level of 100,000 boxes is 1.6 MB) come in together rather than one block
     /// after another, as a depth-first walk has them.
-    public func query(minX: Double, minY: Double, maxX: Double, maxY: Double, appending: Bool = false)
-        -> UnsafeMutableBufferPointer<Int32>
+    public func query(minX: Double, minY: Double, maxX: Double, maxY: Double, appending: Bool = false,
+                      scratch: Scratch) -> UnsafeMutableBufferPointer<Int32>
     {
+        let results = scratch.results
         if !appending { results.removeAll() }
         guard itemCount > 0 else { return results.contents }
         // The query box is rounded outwards like the boxes: whatever meets it in Doubles meets
@@ -173,6 +187,8 @@ public final class PackedRTree {
         items.withUnsafeBufferPointer { items in
             blockStarts.withUnsafeBufferPointer { blockStarts in
                 var level = blockStarts.count - 1
+                var frontier = scratch.frontier, next = scratch.next
+                defer { (scratch.frontier, scratch.next) = (frontier, next) }
                 frontier.removeAll()
                 frontier.append(0)
                 while level > 0 {

@@ -65,7 +65,9 @@ public enum RegionOrder: Sendable {
 /// geometry (`GEOSPreparedCovers_r`, boundary inside). Region numbers are positions in `regions`,
 /// which is also the order events at one fix are reported in.
 ///
-/// Not thread-safe: it owns a GEOS context and reuses one query point. Make one index per thread.
+/// Not thread-safe: it owns a GEOS context and reuses one query point and answer. Make one index
+/// per thread: `sharedWithThreads()` and `init(sharing:)` make the others read this one's circle
+/// tables and tree rather than build their own.
 public final class RegionIndex {
     public enum Shape {
         case circle(GeodesicCircle)
@@ -104,7 +106,10 @@ public final class RegionIndex {
     /// Whether any region is a polygon (its tests go through GEOS and the one query point).
     public var hasPolygons: Bool { !polygons.isEmpty }
     let context: GEOSContext
+    /// The packed tree, only read once built (other threads' indexes may share it), and this
+    /// index's own query scratch.
     let tree: PackedRTree?
+    private let scratch = PackedRTree.Scratch()
     let geosTree: STRtree?
     /// The point of the current fix, reused by the polygon tests of that fix; owned here. Made
     /// only when a polygon is tested (`queryPointStale`), so circle-only sets never call GEOS for it.
@@ -266,6 +271,42 @@ public final class RegionIndex {
         complete = true
     }
 
+    /// What indexes on other threads share with this one (`init(sharing:)`): its regions, circle
+    /// tables and packed tree, read by all and written by none (an index whose regions change
+    /// live copies the tables first). Nil with a GEOS tree (made and queried in one context).
+    /// Call before any live change, on the thread that uses this index, before the others start.
+    public func sharedWithThreads() -> SharedRegionIndex? {
+        guard let tree, !hasLiveChanges else { return nil }
+        return SharedRegionIndex(tables: tables.share(), tree: tree, regions: regions, givenPositions: givenPositions,
+                                 hysteresis: hysteresis)
+    }
+
+    /// An index over the regions of `shared` for this thread: their circle tables and tree as
+    /// they are, its own GEOS context with the polygons prepared again in it (a prepared
+    /// geometry is not thread-safe), its own query scratch.
+    public init(sharing shared: SharedRegionIndex, context: GEOSContext = GEOSContext()) throws {
+        let tables = CircleTables(sharing: shared.tables)
+        var complete = false
+        defer {
+            if !complete { tables.free() }
+        }
+        var prepared: [Int32: GEOSPreparedGeometry] = [:]
+        let hot = tables.hot
+        for r in 0..<tables.count where hot[r].slot == -1 {
+            guard case .polygons(let polygons) = shared.regions[r].shape else { continue }
+            prepared[Int32(r)] = try GEOSPreparedGeometry(GEOSGeometry(context: context, polygons: polygons))
+        }
+        self.context = context
+        self.hysteresis = shared.hysteresis
+        self.regions = shared.regions
+        self.givenPositions = shared.givenPositions
+        self.tables = tables
+        self.polygons = prepared
+        tree = shared.tree
+        geosTree = nil
+        complete = true
+    }
+
     /// A circular region's geometry: exit radius = radius + the hysteresis margin for it.
     @inline(__always)
     private static func circle(center: Coordinate, radius: Double, hysteresis: Hysteresis) -> GeodesicCircle {
@@ -364,6 +405,7 @@ public final class RegionIndex {
         var entry = HotCircle.none
         entry.slot = -2
         entry.given = hot[Int(r)].given
+        tables.detach()
         hot[Int(r)] = entry
         hasLiveChanges = true
     }
@@ -440,7 +482,8 @@ public final class RegionIndex {
     private func query(minX: Double, minY: Double, maxX: Double, maxY: Double,
                        appending: Bool = false) -> FoundRegions {
         if let tree {
-            return FoundRegions(tree.query(minX: minX, minY: minY, maxX: maxX, maxY: maxY, appending: appending))
+            return FoundRegions(tree.query(minX: minX, minY: minY, maxX: maxX, maxY: maxY, appending: appending,
+                                           scratch: scratch))
         }
         // GEOS 3.11 makes a point of a degenerate rectangle; either way its envelope is the box.
         guard let box = GEOSGeom_createRectangle_r(context.handle, minX, minY, maxX, maxY) else {
@@ -634,4 +677,14 @@ public final class RegionIndex {
         }
         return queryPoint
     }
+}
+
+/// Another thread's share of an index (`RegionIndex.sharedWithThreads`): the regions, the circle
+/// tables' lines and the packed tree, which nothing writes while they are shared.
+public struct SharedRegionIndex: @unchecked Sendable {
+    let tables: CircleTables.Header
+    let tree: PackedRTree
+    let regions: [Region]
+    let givenPositions: [Int32]?
+    let hysteresis: Hysteresis
 }

@@ -16,6 +16,9 @@ public final class RecordBuffer {
     @exclusivity(unchecked) private var storage: UnsafeMutablePointer<UInt8>
     /// The pending bytes: `count` of them in a buffer of `capacity`, owned here.
     @exclusivity(unchecked) public private(set) var count = 0
+    /// `count` through a getter, for code in other modules that asks per record (a `--jobs` job's
+    /// tags): there, a stored property's read is checked for exclusivity whatever its attribute.
+    public var length: Int { count }
     @exclusivity(unchecked) private var capacity: Int
     private let flushThreshold: Int
     /// Every byte flushed, kept as well when `keepsCopy` is set (`replay --map` draws the events
@@ -80,6 +83,18 @@ public final class RecordBuffer {
         let taken = buffer
         count = 0
         return taken
+    }
+
+    /// The pending bytes, handed over in their own memory, which `spare`'s (emptied) replaces
+    /// here: a `--jobs` job's events go to the merge and come back for reuse, with no copy and
+    /// no fresh pages per batch.
+    public func takeBlock(replacingWith spare: ByteBlock?) -> ByteBlock {
+        let block = spare ?? ByteBlock(capacity: capacity)
+        swap(&storage, &block.storage)
+        swap(&capacity, &block.capacity)
+        block.count = count
+        count = 0
+        return block
     }
 
     /// The pending bytes, in place (a memory output's events, produced one by one).
@@ -336,4 +351,22 @@ public struct RecordCursor {
         var copy = copy s
         return copy.withByteView(body)
     }
+}
+
+/// Bytes a held buffer handed over whole (`RecordBuffer.takeBlock`): owned here, freed once, by
+/// `deinit`; read while no buffer writes them (the block crosses threads with its owner).
+public final class ByteBlock: @unchecked Sendable {
+    fileprivate var storage: UnsafeMutablePointer<UInt8>
+    fileprivate var capacity: Int
+    public fileprivate(set) var count = 0
+
+    fileprivate init(capacity: Int) {
+        storage = .allocate(capacity: capacity)
+        self.capacity = capacity
+    }
+
+    deinit { storage.deallocate() }
+
+    /// The bytes, valid while the block lives and is not handed back to a buffer.
+    public var bytes: ByteView { ByteView(unsafe: UnsafeRawBufferPointer(start: storage, count: count)) }
 }

@@ -8,6 +8,8 @@ import GeotriggerEngine
 import GeotriggerOutput
 
 /// A record routed to a replay job, or a clock tick: another job's reading moved the stream clock.
+/// Plain values only (`JobItemList`): a sighting's beacon and a control record's bytes wait in
+/// the batch's `beacons` and `controls`.
 struct JobItem {
     enum Kind: UInt8 {
         case fix, sighting, control, tick
@@ -15,10 +17,6 @@ struct JobItem {
         case region
     }
 
-    var kind: Kind
-    /// The device's id in the whole run (the reader's; with `--expire` an expired device's id is
-    /// given to a later new device).
-    var device: Int32 = 0
     /// The record's sequence number in the merged input.
     var seq: Int
     var t: Double
@@ -32,28 +30,22 @@ struct JobItem {
         get { longitude }
         set { longitude = newValue }
     }
-    var beacon = BeaconID()
-    /// Control or region record: its index in the batch's `controls`.
-    var control: Int32 = -1
+    /// The device's id in the whole run (the reader's; with `--expire` an expired device's id is
+    /// given to a later new device).
+    var device: Int32 = 0
+    /// Control or region record: its index in the batch's `controls`; sighting: in `beacons`.
+    var side: Int32 = -1
+    var kind: Kind
 
-    /// The item as the applier takes a reading: a view, whose `line` (a control or region
-    /// record's) lives as long as the caller's buffer.
-    func reading(op: ControlOp = .add, line: ByteView = .empty) -> Reading {
-        var r = Reading()
-        r.t = t
-        switch kind {
-        case .fix:
-            (r.latitude, r.longitude, r.accuracy) = (latitude, longitude, accuracy)
-        case .sighting:
-            r.kind = .sighting
-            (r.rssi, r.tx, r.beacon) = (rssi, tx, beacon)
-        case .control, .region:
-            r.kind = .control
-            (r.op, r.line) = (op, line)
-        case .tick:
-            break
-        }
-        return r
+    init(kind: Kind, device: Int32 = 0, seq: Int, t: Double, latitude: Double = 0, longitude: Double = 0,
+         accuracy: Double = 0) {
+        self.kind = kind
+        self.device = device
+        self.seq = seq
+        self.t = t
+        self.latitude = latitude
+        self.longitude = longitude
+        self.accuracy = accuracy
     }
 }
 
@@ -81,10 +73,15 @@ struct JobDeviceNote {
 
 /// What the reader hands a job at once.
 struct JobBatch {
-    var items: [JobItem] = []
+    /// The records (the reader's `JobOutboxes` until the batch goes).
+    var items = JobItemList()
     /// New devices and renewals, in record order (at most one per record).
     var devices: [JobDeviceNote] = []
     var controls: [JobControl] = []
+    /// The sightings' beacons, in record order.
+    var beacons: [BeaconID] = []
+    /// Memory for the job's next result's bytes: one the merge has written out.
+    var spareBytes: ByteBlock? = nil
     /// Every record up to this sequence number has been routed.
     var through = 0
     /// No batch follows.
@@ -125,7 +122,7 @@ struct PendingRejection {
 /// What a job hands back per batch: its events formatted and tagged.
 struct JobResult {
     var job: Int
-    var bytes: [UInt8]
+    var bytes: ByteBlock
     var tags: [JobTag]
     var rejections: [PendingRejection]
     var through: Int
@@ -136,9 +133,9 @@ struct JobResult {
     var states: [(rank: UInt64, bytes: [UInt8])] = []
     /// The job's state after this batch, when the batch asked for it (`JobBatch.snapshot`).
     var snapshot: [UInt8]? = nil
-    /// The batch's records array, emptied, for the reader to fill again: a new one per batch
+    /// The batch's records list, emptied, for the reader to fill again: a new one per batch
     /// cost the reader a page fault every few kilobytes.
-    var spareItems: [JobItem] = []
+    var spareItems: JobItemList? = nil
 }
 
 /// What every job builds its engine from.
@@ -171,8 +168,9 @@ extension PendingRejection: Sendable {}
 extension JobResult: Sendable {}
 extension JobSetup: Sendable {}
 
-/// One `replay --jobs` worker: its own region index (its own GEOS context, built and used on this
-/// thread only), engine and event formatting, for the devices hashed to it.
+/// One `replay --jobs` worker: its own region index (its own GEOS context and query scratch, made
+/// and used on this thread only, over the circle tables and tree the jobs share), engine and
+/// event formatting, for the devices hashed to it.
 final class ReplayJob {
     let job: Int
     let engine: Engine
@@ -197,14 +195,26 @@ final class ReplayJob {
     @exclusivity(unchecked) private var batchSeqs: [Int] = []
     private let applier: ReadingApplier
 
-    /// Builds the index (unless handed one) and the engine; call on the job's own thread.
-    init(job: Int, setup: JobSetup, index: RegionIndex? = nil) {
+    /// The engine on an index over `shared` (the run's index's tables and tree), or, with a GEOS
+    /// tree, on one of its own; call on the job's own thread.
+    convenience init(job: Int, setup: JobSetup, sharing shared: SharedRegionIndex?) {
+        do {
+            // The run built the same index from the same regions before starting the jobs, so
+            // this cannot fail except by a bug.
+            let index = try shared.map { try RegionIndex(sharing: $0) }
+                ?? RegionIndex(regions: setup.regions, hysteresis: setup.hysteresis, tree: setup.tree, order: setup.givenOrder)
+            self.init(job: job, setup: setup, index: index)
+        } catch {
+            preconditionFailure("replay job \(job): \(error)")
+        }
+    }
+
+    /// The engine on `index`; call on the job's own thread.
+    init(job: Int, setup: JobSetup, index: RegionIndex) {
         self.job = job
         do {
-            // The run built the same index from the same regions and requests before starting the
-            // jobs, so neither can fail here except by a bug.
-            let index = try index ?? RegionIndex(regions: setup.regions, hysteresis: setup.hysteresis, tree: setup.tree,
-                                                     order: setup.givenOrder)
+            // The run built an engine from the same index and requests before starting the jobs,
+            // so this cannot fail except by a bug.
             engine = try Engine(index: index, options: setup.monitor, beaconOptions: setup.beacons, requests: setup.requests)
             engine.serviceExtension = setup.serviceExtension
         } catch {
@@ -269,11 +279,12 @@ final class ReplayJob {
 
     func run(input: JobQueue<JobBatch>, output: JobQueue<JobResult>) {
         while true {
-            var batch = input.pop()
+            let batch = input.pop()
             apply(batch)
-            var result = JobResult(job: job, bytes: memory.takeBytes(), tags: tags, rejections: rejections,
+            var result = JobResult(job: job, bytes: memory.takeBlock(replacingWith: batch.spareBytes), tags: tags,
+                                   rejections: rejections,
                                    through: batch.through, last: batch.last)
-            batch.items.removeAll(keepingCapacity: true)
+            batch.items.removeAll()
             result.spareItems = batch.items
             if batch.snapshot { result.snapshot = snapshot() }
             tags.removeAll(keepingCapacity: true)
@@ -311,38 +322,58 @@ final class ReplayJob {
         applier.resume()
         let notes = batch.devices
         var nextNote = 0
-        for item in batch.items {
-            if nextNote < notes.count && notes[nextNote].seq == item.seq && item.kind != .tick && item.kind != .region {
-                take(notes[nextNote])
-                nextNote += 1
-            }
-            let d = item.kind == .tick || item.kind == .region ? -1 : localOf[Int(item.device)]
-            // Events tagged with `seq`, unless they come from the applier's batch: those carry
-            // their own fix's number (`batchSeqs`, set once the fix has joined the batch).
-            seq = item.seq
+        let items = batch.items
+        for k in 0..<items.count {
+            let item = items[k]
             if item.kind == .tick {
+                seq = item.seq
                 applier.tick(to: item.t)
                 continue
             }
+            if nextNote < notes.count && notes[nextNote].seq == item.seq && item.kind != .region {
+                take(notes[nextNote])
+                nextNote += 1
+            }
+            // Events tagged with `seq`, unless they come from the applier's batch: those carry
+            // their own fix's number (`batchSeqs`, set once the fix has joined the batch).
+            seq = item.seq
             // The engine's rules, through the applier as on one thread: the reader has only
             // rejected what needs no state (decoding, a reading older than its device's last).
-            let outcome: ReadingApplier.Outcome
-            if item.control >= 0 {
-                let control = batch.controls[Int(item.control)]
-                outcome = control.line.withByteView { line in
-                    let r = item.reading(op: control.op, line: line)
-                    return item.kind == .region ? applier.apply(r) : applier.apply(r, device: d)
+            if item.kind == .fix {
+                let d = localOf[Int(item.device)]
+                switch applier.fix(device: d, t: item.t, at: Coordinate(latitude: item.latitude, longitude: item.longitude),
+                                   accuracy: item.accuracy) {
+                case .batched: batchSeqs[Int(d)] = item.seq
+                case .applied: break
+                case .rejected(let reason):
+                    // The reader lets only fixes no older than their device's last one through.
+                    assertionFailure("replay job \(job): a routed fix rejected (\(reason))")
                 }
-                // A record a job refuses is reported by the merge: a region record by job 0
-                // alone (every job decides it alike).
-                if case .rejected(let reason, let detail) = outcome, item.kind == .control || job == 0 {
-                    rejections.append(PendingRejection(seq: item.seq, reason: reason, detail: detail,
-                                                       place: control.place, line: control.line, byJob: true))
-                }
-            } else {
-                outcome = applier.apply(item.reading(), device: d)
+                continue
             }
-            if case .batched = outcome { batchSeqs[Int(d)] = item.seq }
+            var r = Reading()
+            r.t = item.t
+            if item.kind == .sighting {
+                let d = localOf[Int(item.device)]
+                r.kind = .sighting
+                (r.rssi, r.tx, r.beacon) = (item.rssi, item.tx, batch.beacons[Int(item.side)])
+                _ = applier.apply(r, device: d)
+                continue
+            }
+            // A control or region record.
+            let control = batch.controls[Int(item.side)]
+            r.kind = .control
+            r.op = control.op
+            let outcome = control.line.withByteView { line in
+                r.line = line
+                return item.kind == .region ? applier.apply(r) : applier.apply(r, device: localOf[Int(item.device)])
+            }
+            // A record a job refuses is reported by the merge: a region record by job 0
+            // alone (every job decides it alike).
+            if case .rejected(let reason, let detail) = outcome, item.kind == .control || job == 0 {
+                rejections.append(PendingRejection(seq: item.seq, reason: reason, detail: detail,
+                                                   place: control.place, line: control.line, byJob: true))
+            }
         }
         precondition(nextNote == notes.count, "replay job \(job): a device note without its record")
         applier.flush()
@@ -361,17 +392,18 @@ final class ReplayJob {
 
     /// Tags the record just written: `seq` is the input record it belongs to.
     private func tag(device: Int32, seq: Int) {
-        let end = memory.count
-        if engine.phase == .reading {
+        let end = memory.length
+        let moment = engine.moment
+        if moment.phase == Engine.Phase.reading.rawValue {
             // The device's rank orders the events of one record across jobs: only a region record
             // (every job's devices at once, in first-seen order: `Monitor.endVisits`) has events
             // of several devices.
-            tags.append(JobTag(seq: seq, phase: Engine.Phase.reading.rawValue, source: 0, due: 0,
+            tags.append(JobTag(seq: seq, phase: moment.phase, source: 0, due: 0,
                                rank: engine.devices.rank(device), end: end))
         } else {
             // A timer's: the rank it was armed with (a stale one fires nothing), which is the
             // device's now. An expired device's exits come before `DeviceTable.remove`/`renew`.
-            tags.append(JobTag(seq: seq, phase: engine.phase.rawValue, source: engine.firingSource.rawValue, due: engine.firingDue,
+            tags.append(JobTag(seq: seq, phase: moment.phase, source: moment.source, due: moment.due,
                                rank: engine.devices.rank(device), end: end))
         }
     }

@@ -54,8 +54,8 @@ private final class JobRun {
     var sentLast = false
     /// `--strict`: the summary as at each control record a job may still refuse.
     var snapshots: [Int: ReplayStatistics] = [:]
-    /// Records arrays the jobs are done with, filled again (`JobResult.spareItems`).
-    var spareItems: [[JobItem]] = []
+    /// Records lists the jobs are done with, filled again (`JobResult.spareItems`).
+    var spareItems: [JobItemList] = []
 
     init(replay: Replay, index: RegionIndex, ids: IDSlots, requests: [NotificationRequest], readings merged: MergedReadings,
          output: RecordBuffer, rejects: RecordBuffer?, totalBytes: Int, resumed: Checkpointer.Resumed?) throws {
@@ -90,16 +90,20 @@ private final class JobRun {
         let inputs = (0..<jobs).map { _ in JobQueue<JobBatch>(capacity: 4) }
         self.inputs = inputs
         let results = results
-        // From here on only job 0 touches `index`.
+        // The other jobs read its circle tables and tree (each with its own GEOS context and
+        // query scratch); from here on only job 0 uses `index` itself.
+        let shared = index.sharedWithThreads()
         let handoff = IndexHandoff(index: index)
         threads = (0..<jobs).map { [setup] j in
             JobThread {
-                ReplayJob(job: j, setup: setup, index: j == 0 ? handoff.index : nil).run(input: inputs[j], output: results)
+                let job = j == 0 ? ReplayJob(job: j, setup: setup, index: handoff.index)
+                    : ReplayJob(job: j, setup: setup, sharing: shared)
+                job.run(input: inputs[j], output: results)
             }
         }
         merge = JobMerge(jobs: jobs, strict: config.strict)
         checkpointer = replay.checkpointer
-        flushEvery = min(8192 * jobs, checkpointer?.every ?? .max)
+        flushEvery = min(2048 * jobs, checkpointer?.every ?? .max)
         sink = replay.rejectSink!
         progress = config.progress && totalBytes > 0 ? ProgressBar(totalBytes: totalBytes, write: replay.diagnostics) : nil
     }
@@ -116,13 +120,19 @@ private final class JobRun {
     func flush() throws {
         for j in 0..<jobs {
             rd.batches[j].through = rd.seq
+            // A new list has room for a share of the records as `flushEvery` sends (each list
+            // goes round the reader and a job, and grows to its largest batch).
+            rd.batches[j].spareBytes = merge.spareBytes(of: j)
+            rd.batches[j].items = rd.outboxes.take(j, into: spareItems.popLast() ?? JobItemList(reserving: flushEvery / jobs * 5 / 4))
             inputs[j].push(rd.batches[j])
-            rd.batches[j] = JobBatch(items: spareItems.popLast() ?? [])
+            rd.batches[j] = JobBatch()
         }
         var done = results.popAll()
-        for k in done.indices where done[k].spareItems.capacity > 0 {
-            spareItems.append(done[k].spareItems)
-            done[k].spareItems = []
+        for k in done.indices {
+            if let spare = done[k].spareItems {
+                spareItems.append(spare)
+                done[k].spareItems = nil
+            }
         }
         try merge.drain(done, into: output, replay: replay)
     }
@@ -233,7 +243,8 @@ private final class JobRun {
                     rd.laneRejected = true
                     return false
                 }
-                rd.batches[j].items.append(JobItem(kind: .fix, device: g, seq: rd.seq, t: t, latitude: latitude, longitude: longitude, accuracy: accuracy))
+                rd.outboxes.append(JobItem(kind: .fix, device: g, seq: rd.seq, t: t, latitude: latitude, longitude: longitude,
+                                           accuracy: accuracy), to: j)
                 countFix(accuracy: accuracy)
                 rd.counted()
                 return rd.sinceFlush < flushEvery && rd.sinceProgress < 4096
@@ -273,9 +284,9 @@ private final class JobRun {
             let control = JobControl(op: r.op, line: Array(r.line), place: currentPlace)
             for k in 0..<jobs {
                 var item = JobItem(kind: .region, seq: rd.seq, t: r.t)
-                item.control = Int32(rd.batches[k].controls.count)
+                item.side = Int32(rd.batches[k].controls.count)
                 rd.batches[k].controls.append(control)
-                rd.batches[k].items.append(item)
+                rd.outboxes.append(item, to: k)
             }
             rd.clock = max(rd.clock, r.t)
             rd.expireDue()
@@ -292,18 +303,20 @@ private final class JobRun {
             countFix(accuracy: r.accuracy)
         case .sighting:
             item.kind = .sighting
-            (item.rssi, item.tx, item.beacon) = (r.rssi, r.tx, r.beacon)
+            (item.rssi, item.tx) = (r.rssi, r.tx)
+            item.side = Int32(rd.batches[j].beacons.count)
+            rd.batches[j].beacons.append(r.beacon)
             replay.tally.sightings += 1
             if !matcher.matchesAny(r.beacon) { replay.tally.sightingsUnmatched += 1 }
         case .control:
             // A job may still refuse it; under --strict the summary is then this one's.
             if config.strict { snapshots[rd.seq] = replay.statistics }
             item.kind = .control
-            item.control = Int32(rd.batches[j].controls.count)
+            item.side = Int32(rd.batches[j].controls.count)
             rd.batches[j].controls.append(JobControl(op: r.op, line: Array(r.line), place: currentPlace))
             replay.tally.controls += 1
         }
-        rd.batches[j].items.append(item)
+        rd.outboxes.append(item, to: j)
         return true
     }
 
@@ -322,7 +335,7 @@ private final class JobRun {
         if checkpointer != nil && merge.readerStop == nil && merge.jobStop == nil { try takeCheckpoint() }
         if merge.readerStop == nil && merge.jobStop == nil, let until = config.until {
             rd.seq += 1
-            for j in 0..<jobs { rd.batches[j].items.append(JobItem(kind: .tick, seq: rd.seq, t: until)) }
+            for j in 0..<jobs { rd.outboxes.append(JobItem(kind: .tick, seq: rd.seq, t: until), to: j) }
             rd.clock = max(rd.clock, until)
         }
         for j in 0..<jobs { rd.batches[j].last = true }
@@ -376,24 +389,29 @@ private final class JobReader {
     let expire: Double
     let expires: Bool
     let devices = DeviceTable()
-    /// Per global id: its job and its last reading (a freed id's entries are stale until reused).
-    @exclusivity(unchecked) var owner: [Int] = []
-    @exclusivity(unchecked) var last: [Double] = []
+    /// Per global id: its job and its last reading (a freed id's entry is stale until reused), in
+    /// raw memory as the batches' records are (`JobOutboxes`).
+    @exclusivity(unchecked) var routes = PodList<DeviceRoute>()
     /// `--expire`: per live device one entry, due at (a past) last reading + S.
     @exclusivity(unchecked) var expiry = TimerQueue<Int32>()
     @exclusivity(unchecked) var clock = -Double.infinity
+    /// Per job, the batch being filled: its records in `outboxes` until it goes (`JobRun.flush`).
     @exclusivity(unchecked) var batches: [JobBatch]
+    let outboxes: JobOutboxes
     @exclusivity(unchecked) var seq = 0
     @exclusivity(unchecked) var sinceFlush = 0
     @exclusivity(unchecked) var sinceProgress = 0
     /// The plain lane stopped at a fix older than its device's last reading.
     @exclusivity(unchecked) var laneRejected = false
 
+    deinit { routes.free() }
+
     init(jobs: Int, expire: Double?) {
         self.jobs = jobs
         self.expire = expire ?? .infinity
         expires = expire != nil
-        batches = [JobBatch](repeating: JobBatch(), count: jobs)
+        batches = (0..<jobs).map { _ in JobBatch() }
+        outboxes = JobOutboxes(jobs: jobs)
     }
 
     /// A record of device `name` at `t`, the `seq`th: the device interned (a new one assigned to
@@ -407,27 +425,25 @@ private final class JobReader {
         let (g, isNew) = devices.intern(name)
         if isNew {
             let j = Int(DeviceTable.fnv1a(name) % UInt64(jobs))
-            if Int(g) == owner.count {
-                owner.append(j)
-                last.append(-.infinity)
+            if Int(g) == routes.count {
+                routes.append(DeviceRoute(job: j, last: -.infinity))
             } else {
-                owner[Int(g)] = j
-                last[Int(g)] = -.infinity
+                routes[Int(g)] = DeviceRoute(job: j, last: -.infinity)
             }
             batches[j].devices.append(JobDeviceNote(seq: seq, device: g, rank: devices.rank(g), name: Array(name)))
-        } else if isOutOfOrder(t, after: last[Int(g)]) {
+        } else if isOutOfOrder(t, after: routes[Int(g)].last) {
             return nil
-        } else if expires && last[Int(g)] + expire < t {
+        } else if expires && routes[Int(g)].last + expire < t {
             // Its expiry (due before `t`, after the clock) fires in the timers before this reading.
             devices.renew(g)
-            batches[owner[Int(g)]].devices.append(JobDeviceNote(seq: seq, device: g, rank: devices.rank(g), name: nil))
+            batches[routes[Int(g)].job].devices.append(JobDeviceNote(seq: seq, device: g, rank: devices.rank(g), name: nil))
         }
-        last[Int(g)] = t
-        let j = owner[Int(g)]
+        routes[Int(g)].last = t
+        let j = routes[Int(g)].job
         if expires && isNew { expiry.schedule(at: t + expire, g) }
         if t > clock {
             clock = t
-            for k in 0..<jobs where k != j { batches[k].items.append(JobItem(kind: .tick, seq: seq, t: t)) }
+            for k in 0..<jobs where k != j { outboxes.append(JobItem(kind: .tick, seq: seq, t: t), to: k) }
         }
         if expires { expireDue() }
         return (g, j)
@@ -439,7 +455,7 @@ private final class JobReader {
     func expireDue() {
         while expiry.earliestDue <= clock {
             guard let (due, _, g) = expiry.popNext() else { return }
-            if let until = DeviceExpiry.rearm(due: due, lastReading: last[Int(g)], seconds: expire) {
+            if let until = DeviceExpiry.rearm(due: due, lastReading: routes[Int(g)].last, seconds: expire) {
                 expiry.schedule(at: until, g)
             } else {
                 devices.remove(g)
@@ -455,7 +471,7 @@ private final class JobReader {
         w.count(Int(devices.count))
         for g in 0..<Int32(devices.count) {
             if devices.isLive(g) { w.raw(devices.nameBytes(g)) } else { w.raw([UInt8]()) }
-            w.f64(last[Int(g)])
+            w.f64(routes[Int(g)].last)
         }
         w.f64(clock)
         w.varint(UInt64(seq))
@@ -472,10 +488,10 @@ private final class JobReader {
     func restore(from r: inout SnapshotReader) throws(SnapshotError) -> [[UInt8]] {
         try r.expect("reader")
         let n = try r.count()
-        var names: [[UInt8]] = []
+        var names: [[UInt8]] = [], lasts: [Double] = []
         for _ in 0..<n {
             names.append(try r.raw())
-            last.append(try r.f64())
+            lasts.append(try r.f64())
         }
         clock = try r.f64()
         seq = try r.natural()
@@ -497,7 +513,7 @@ private final class JobReader {
         }
         // A device's job follows from its name (a free id's placeholder: no device is routed by it).
         try devices.restore(names: names, free: free, nextRank: nextRank) { name in
-            owner.append(Int(DeviceTable.fnv1a(name) % UInt64(jobs)))
+            routes.append(DeviceRoute(job: Int(DeviceTable.fnv1a(name) % UInt64(jobs)), last: lasts[Int(routes.count)]))
             return devices.intern(name).id
         }
         return try r.list { r throws(SnapshotError) in try r.raw() }
@@ -509,6 +525,12 @@ private final class JobReader {
         sinceFlush += 1
         sinceProgress += 1
     }
+}
+
+/// A device's job and last reading (`JobReader.routes`).
+struct DeviceRoute {
+    var job: Int
+    var last: Double
 }
 
 /// The index the run built to check the regions, handed to job 0 so that it need not build its
@@ -527,6 +549,8 @@ final class JobMerge {
     /// the reading thread only, at every record merged: unchecked, as `ReplayJob`'s state.)
     @exclusivity(unchecked) private var pending: [[JobResult]]
     @exclusivity(unchecked) private var tagIndex: [Int]
+    /// Per job, the bytes of a result written out, to go back to the job (`JobBatch.spareBytes`).
+    private var spare: [ByteBlock?]
     /// Per job, every record up to this sequence number has been handled.
     @exclusivity(unchecked) private var through: [Int]
     private(set) var running: Int
@@ -547,6 +571,7 @@ final class JobMerge {
         self.strict = strict
         pending = Array(repeating: [], count: jobs)
         tagIndex = Array(repeating: 0, count: jobs)
+        spare = Array(repeating: nil, count: jobs)
         through = Array(repeating: 0, count: jobs)
         running = jobs
     }
@@ -554,6 +579,12 @@ final class JobMerge {
     /// The jobs' states for a checkpoint, once every job's has come; the slots are emptied.
     /// Every record up to this sequence number has been handled by every job.
     var handledThrough: Int { through.min() ?? 0 }
+
+    /// Job `j`'s spare bytes, if the merge has one (`JobBatch.spareBytes`).
+    func spareBytes(of j: Int) -> ByteBlock? {
+        defer { spare[j] = nil }
+        return spare[j]
+    }
 
     func takeJobStates() -> [[UInt8]] {
         defer { jobStates = Array(repeating: nil, count: jobs) }
@@ -615,7 +646,7 @@ final class JobMerge {
             guard best >= 0 else { return }
             let k = tagIndex[best]
             let start = k == 0 ? 0 : pending[best][0].tags[k - 1].end
-            pending[best][0].bytes.withByteView { output.append($0[start..<bestTag.end]) }
+            output.append(pending[best][0].bytes.bytes[start..<bestTag.end])
             tagIndex[best] = k + 1
             do { try output.endRecord() } catch let error as IOFailure { throw ReplayError.io(error.description) }
         }
@@ -626,6 +657,7 @@ final class JobMerge {
         // Subscripts, not `first`: a copy of the result would retain its four arrays per look.
         while !pending[j].isEmpty {
             if tagIndex[j] < pending[j][0].tags.count { return pending[j][0].tags[tagIndex[j]] }
+            if spare[j] == nil { spare[j] = pending[j][0].bytes }
             pending[j].removeFirst()
             tagIndex[j] = 0
         }

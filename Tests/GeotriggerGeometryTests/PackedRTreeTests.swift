@@ -20,11 +20,12 @@ struct PackedRTreeTests {
             builder.append(minX: x, minY: y, maxX: x + w, maxY: y + h, item: Int32(i))
         }
         let tree = builder.build()
+        let scratch = PackedRTree.Scratch()
         #expect(tree.count == count)
         for q in 0..<300 {
             let x = Double(rng.below(220)) / 4 - 1, y = Double(rng.below(220)) / 4 - 1
             let w = q % 3 == 0 ? 0 : Double(rng.below(12)) / 4, h = q % 3 == 0 ? 0 : Double(rng.below(12)) / 4
-            let found = Array(tree.query(minX: x, minY: y, maxX: x + w, maxY: y + h)).sorted()
+            let found = Array(tree.query(minX: x, minY: y, maxX: x + w, maxY: y + h, scratch: scratch)).sorted()
             let expected = boxes.indices.filter {
                 boxes[$0].0 <= x + w && boxes[$0].2 >= x && boxes[$0].1 <= y + h && boxes[$0].3 >= y
             }.map(Int32.init)
@@ -49,6 +50,7 @@ struct PackedRTreeTests {
             builder.append(minX: x, minY: y, maxX: x + w, maxY: y + h, item: Int32(i))
         }
         let tree = builder.build()
+        let scratch = PackedRTree.Scratch()
         var spare = 0
         for q in 0..<400 {
             var x = 16 + coordinate(0.5), y = 48 + coordinate(0.5)
@@ -57,7 +59,7 @@ struct PackedRTreeTests {
                 // A query touching a box's edge from outside by less than a Float's rounding.
                 x = b.2 + (b.2.ulp * 3); y = b.1
             }
-            let found = Set(tree.query(minX: x, minY: y, maxX: x + w, maxY: y + h))
+            let found = Set(tree.query(minX: x, minY: y, maxX: x + w, maxY: y + h, scratch: scratch))
             let exact = Set(boxes.indices.filter {
                 boxes[$0].0 <= x + w && boxes[$0].2 >= x && boxes[$0].1 <= y + h && boxes[$0].3 >= y
             }.map(Int32.init))
@@ -78,8 +80,11 @@ struct PackedRTreeTests {
         builder.append(minX: 0, minY: 0, maxX: 1, maxY: 1, item: 7)
         builder.append(minX: 5, minY: 5, maxX: 6, maxY: 6, item: 9)
         let tree = builder.build()
-        _ = tree.query(minX: 0.5, minY: 0.5, maxX: 0.5, maxY: 0.5)
-        #expect(Array(tree.query(minX: 6, minY: 6, maxX: 6, maxY: 6, appending: true)) == [7, 9])
+        let scratch = PackedRTree.Scratch(), other = PackedRTree.Scratch()
+        _ = tree.query(minX: 0.5, minY: 0.5, maxX: 0.5, maxY: 0.5, scratch: scratch)
+        // Another scratch's queries (another thread's) leave this one's answer alone.
+        #expect(Array(tree.query(minX: 5, minY: 5, maxX: 5, maxY: 5, scratch: other)) == [9])
+        #expect(Array(tree.query(minX: 6, minY: 6, maxX: 6, maxY: 6, appending: true, scratch: scratch)) == [7, 9])
     }
 
     /// Keys as `hilbertKeys` makes them (the position in the low half, ascending): sorted by

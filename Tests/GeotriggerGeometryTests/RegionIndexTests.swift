@@ -228,6 +228,68 @@ struct RegionIndexTests {
             }
         }
     }
+
+    /// `replay --jobs`: the jobs' indexes read one index's circle tables and tree, each on its own
+    /// thread with its own GEOS context (polygons prepared again there) and query scratch.
+    @Test("indexes sharing one index's tables answer as it does on other threads, and a live change stays in its own index")
+    func sharedIndexes() throws {
+        var rng = SplitMix64(seed: 41)
+        var regions: [Region] = []
+        for i in 0..<3000 {
+            let c = Coordinate(latitude: Double.random(in: 48.1...48.3, using: &rng), longitude: Double.random(in: 16.2...16.6, using: &rng))
+            if i % 100 == 0 {
+                let d = Double.random(in: 0.001...0.01, using: &rng)
+                let ring = [(-d, -d), (d, -d * 0.5), (d, d), (-d * 0.3, d), (-d, -d)].map {
+                    Coordinate(latitude: c.latitude + $0.1, longitude: c.longitude + $0.0)
+                }
+                regions.append(Region(id: "p\(i)", shape: .polygons([[ring]])))
+            } else {
+                regions.append(Region(id: "c\(i)", shape: .circle(center: c, radius: Double.random(in: 20...800, using: &rng))))
+            }
+        }
+        let points = (0..<4000).map { _ in
+            Coordinate(latitude: Double.random(in: 48.1...48.3, using: &rng), longitude: Double.random(in: 16.2...16.6, using: &rng))
+        }
+        /// Per point: the candidates and, for each, whether the point is inside.
+        @Sendable func answers(_ index: RegionIndex) -> [[Int32]] {
+            points.map { p in
+                let found = Array(index.candidates(at: p))
+                return found + found.map { index.isInside(Int($0), GeoPoint(p)) ? 1 : 0 }
+            }
+        }
+        let original = try RegionIndex(regions: regions, order: .spatial)
+        let expected = answers(original)
+        #expect(expected.contains { !$0.isEmpty })
+        let shared = try #require(original.sharedWithThreads())
+        /// What the threads use and write: the original for thread 0 alone, a slot each.
+        final class Run: @unchecked Sendable {
+            let original: RegionIndex
+            var mismatches = [Int](repeating: -1, count: 3)
+            init(_ original: RegionIndex) { self.original = original }
+        }
+        let run = Run(original)
+        DispatchQueue.concurrentPerform(iterations: 3) { k in
+            // Thread k's own index over the shared tables (k = 0 asks the original itself).
+            let index = k == 0 ? run.original : try! RegionIndex(sharing: shared)
+            run.mismatches[k] = zip(answers(index), expected).filter { $0 != $1 }.count
+        }
+        #expect(run.mismatches == [0, 0, 0])
+
+        // A region added and one removed in a sharing index: the others do not see either.
+        let changed = try RegionIndex(sharing: shared)
+        let target = try #require(points.indices.first { expected[$0].count >= 2 && expected[$0][expected[$0].count / 2] == 1 })
+        let inside = expected[target][0..<(expected[target].count / 2)].enumerated().first { expected[target][expected[target].count / 2 + $0.offset] == 1 }!.element
+        changed.remove(inside)
+        let added = try changed.append(Region(id: "new", shape: .circle(center: points[target], radius: 50)))
+        #expect(changed.candidates(at: points[target]).contains(added))
+        #expect(!changed.candidates(at: points[target]).contains(inside))
+        #expect(!changed.isInside(Int(inside), GeoPoint(points[target])))
+        func mismatches(_ index: RegionIndex) -> Int { zip(answers(index), expected).filter { $0 != $1 }.count }
+        #expect(mismatches(original) == 0)
+        #expect(mismatches(try RegionIndex(sharing: shared)) == 0)
+        // A GEOS tree is made and queried in one context: nothing to share.
+        #expect(try RegionIndex(regions: Array(regions.prefix(100)), tree: .geos).sharedWithThreads() == nil)
+    }
 }
 
 extension RegionIndex {
