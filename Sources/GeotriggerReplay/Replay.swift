@@ -351,6 +351,12 @@ public final class Replay {
     private func finished(since start: Double) -> ReplayStatistics {
         tally.elapsed = monotonicSeconds() - start
         tally.peakResidentBytes = peakResidentBytes()
+        if configuration.jobs > 1 {
+            // The jobs' threads are joined by now: their time is in the process's.
+            let cpu = CPUTime.now()
+            tally.jobs = configuration.jobs
+            (tally.cpuSeconds, tally.readerCPUSeconds) = (cpu.process, cpu.thread)
+        }
         return statistics
     }
 

@@ -545,10 +545,8 @@ struct IndexHandoff: @unchecked Sendable {
 final class JobMerge {
     let jobs: Int
     let strict: Bool
-    /// Per job, results not yet written, and how far into the first one the merge is. (Used on
-    /// the reading thread only, at every record merged: unchecked, as `ReplayJob`'s state.)
-    @exclusivity(unchecked) private var pending: [[JobResult]]
-    @exclusivity(unchecked) private var tagIndex: [Int]
+    /// Per job, its results not yet written (used on the reading thread only).
+    private let lanes: [MergeLane]
     /// Per job, the bytes of a result written out, to go back to the job (`JobBatch.spareBytes`).
     private var spare: [ByteBlock?]
     /// Per job, every record up to this sequence number has been handled.
@@ -569,8 +567,7 @@ final class JobMerge {
         jobStates = Array(repeating: nil, count: jobs)
         self.jobs = jobs
         self.strict = strict
-        pending = Array(repeating: [], count: jobs)
-        tagIndex = Array(repeating: 0, count: jobs)
+        lanes = (0..<jobs).map { _ in MergeLane() }
         spare = Array(repeating: nil, count: jobs)
         through = Array(repeating: 0, count: jobs)
         running = jobs
@@ -593,7 +590,7 @@ final class JobMerge {
 
     func receive(_ r: JobResult) {
         if let s = r.snapshot { jobStates[r.job] = s }
-        pending[r.job].append(r)
+        lanes[r.job].queue.append(MergeLane.Waiting(tags: r.tags, bytes: r.bytes))
         through[r.job] = r.through
         rejections += r.rejections
         if r.last {
@@ -631,36 +628,70 @@ final class JobMerge {
         try write(through: limit, into: output)
     }
 
-    /// Writes the tagged records with sequence numbers up to `limit`, smallest tag first.
+    /// Writes the tagged records with sequence numbers up to `limit`, smallest tag first: the
+    /// job whose next record comes first writes every record of its result that comes before
+    /// any other job's next one, at once (a job's records lie one after another in its bytes).
     private func write(through limit: Int, into output: RecordBuffer) throws {
         while true {
-            var best = -1
-            var bestTag = JobTag(seq: 0, phase: 0, source: 0, due: 0, rank: 0, end: 0)
+            var best = -1, second = -1
+            var bestTag = JobTag(seq: 0, phase: 0, source: 0, due: 0, rank: 0, end: 0), secondTag = bestTag
             for j in 0..<jobs {
                 guard let tag = head(j), tag.seq <= limit else { continue }
                 if best < 0 || tag.precedes(bestTag) {
+                    second = best
+                    secondTag = bestTag
                     best = j
                     bestTag = tag
+                } else if second < 0 || tag.precedes(secondTag) {
+                    second = j
+                    secondTag = tag
                 }
             }
             guard best >= 0 else { return }
-            let k = tagIndex[best]
-            let start = k == 0 ? 0 : pending[best][0].tags[k - 1].end
-            output.append(pending[best][0].bytes.bytes[start..<bestTag.end])
-            tagIndex[best] = k + 1
+            let lane = lanes[best]
+            let k = lane.index
+            let start = k == 0 ? 0 : lane.tags[k - 1].end
+            // The run: this result's records up to the limit that precede the other jobs' next.
+            var next = k + 1, end = bestTag.end
+            lane.tags.withUnsafeBufferPointer { tags in
+                while next < tags.count, tags[next].seq <= limit, second < 0 || tags[next].precedes(secondTag) {
+                    end = tags[next].end
+                    next += 1
+                }
+            }
+            output.append(lane.bytes!.bytes[start..<end])
+            lane.index = next
             do { try output.endRecord() } catch let error as IOFailure { throw ReplayError.io(error.description) }
         }
     }
 
-    /// The job's next record, dropping results written completely.
+    /// The job's next record, going on to its next result when one is written completely.
     private func head(_ j: Int) -> JobTag? {
-        // Subscripts, not `first`: a copy of the result would retain its four arrays per look.
-        while !pending[j].isEmpty {
-            if tagIndex[j] < pending[j][0].tags.count { return pending[j][0].tags[tagIndex[j]] }
-            if spare[j] == nil { spare[j] = pending[j][0].bytes }
-            pending[j].removeFirst()
-            tagIndex[j] = 0
+        let lane = lanes[j]
+        while true {
+            if lane.index < lane.tags.count { return lane.tags[lane.index] }
+            if let done = lane.bytes, spare[j] == nil { spare[j] = done }
+            lane.bytes = nil
+            guard !lane.queue.isEmpty else { return nil }
+            let waiting = lane.queue.removeFirst()
+            lane.tags = waiting.tags
+            lane.bytes = waiting.bytes
+            lane.index = 0
         }
-        return nil
     }
+}
+
+/// One job's results in the merge: the one being written (its tags, its bytes, the next tag),
+/// then those waiting. A class per job, so that the merge's look at a job's next record, made
+/// for every record written, reaches its tags without going through arrays of results.
+private final class MergeLane {
+    struct Waiting {
+        var tags: [JobTag]
+        var bytes: ByteBlock
+    }
+
+    @exclusivity(unchecked) var tags: [JobTag] = []
+    @exclusivity(unchecked) var bytes: ByteBlock?
+    @exclusivity(unchecked) var index = 0
+    @exclusivity(unchecked) var queue: [Waiting] = []
 }

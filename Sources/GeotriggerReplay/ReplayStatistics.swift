@@ -32,6 +32,12 @@ public struct ReplayStatistics: Sendable {
     public var eventsToStandardOutput = false
     /// The most memory the process held resident during the run (bytes), nil where unknown.
     public var peakResidentBytes: Int?
+    /// `--jobs N` (N > 1): the jobs, and the CPU time (user + system, seconds) of the whole
+    /// process and of the reading thread (loading, reading, routing, merging), which bounds how
+    /// far more cores could take the run.
+    public var jobs = 1
+    public var cpuSeconds = 0.0
+    public var readerCPUSeconds = 0.0
     /// `--checkpoint`: snapshots written by this process, the last one's size, the time all took
     /// (output files flushed to disk, input prefixes hashed, the snapshot built and written), and
     /// the record count of the snapshot the run resumed from (nil: it started afresh).
@@ -131,6 +137,10 @@ public struct ReplayStatistics: Sendable {
                          + "the last \(formatMebibytes(lastCheckpointBytes))")
         }
         if let peak = peakResidentBytes { lines.append("peak memory \(formatMebibytes(peak))") }
+        if jobs > 1 {
+            lines.append("cpu \(formatSeconds(cpuSeconds)), \(formatSeconds(readerCPUSeconds)) of it on the reading thread "
+                         + "and \(formatSeconds(cpuSeconds - readerCPUSeconds)) on \(jobs) jobs")
+        }
         lines.append("elapsed \(formatSeconds(elapsed)), \(grouped(Int(rate.rounded()))) records/s "
                      + "(\(grouped(regions)) regions loaded and indexed in \(formatSeconds(loadSeconds)))")
         return lines.map { "geotrigger: " + $0 }.joined(separator: "\n") + "\n"

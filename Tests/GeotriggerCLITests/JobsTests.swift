@@ -31,9 +31,22 @@ struct JobsTests {
         let r = try CLI.run(["replay"] + args + ["--jobs", "\(jobs)", "-o", events.path, "--rejects", rejects.path,
                                                  "--state-out", state.path])
         func read(_ url: URL) -> String { CLI.text(of: url) ?? "<none>" }
-        // The elapsed time and the peak memory are the only lines that may differ (measurements).
-        let summary = r.stderr.split(separator: "\n", omittingEmptySubsequences: false)
-            .filter { !$0.contains("elapsed") && !$0.contains("peak memory") }
+        // The elapsed time, the peak memory and (with more than one job) the CPU time are the
+        // only lines that may differ (measurements).
+        let lines = r.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+        let cpu = lines.filter { $0.hasPrefix("geotrigger: cpu ") }
+        if jobs > 1 && r.status == 0 {
+            // `cpu T s, R s of it on the reading thread and J s on N jobs`: R + J = T.
+            #expect(cpu.count == 1 && cpu[0].hasSuffix(" on \(jobs) jobs"), "--jobs \(jobs): \(cpu)")
+            if let line = cpu.first {
+                let seconds = line.split(separator: " ").filter { $0.contains(".") }.compactMap { Double($0) }
+                #expect(seconds.count == 3 && seconds[1] <= seconds[0] && abs(seconds[1] + seconds[2] - seconds[0]) < 0.0015,
+                        "\(line)")
+            }
+        } else {
+            #expect(cpu.isEmpty, "--jobs \(jobs): \(cpu)")
+        }
+        let summary = lines.filter { !$0.contains("elapsed") && !$0.contains("peak memory") && !$0.hasPrefix("geotrigger: cpu ") }
         return Outcome(status: r.status, events: read(events), summary: summary.joined(separator: "\n"), rejects: read(rejects),
                        state: read(state))
     }

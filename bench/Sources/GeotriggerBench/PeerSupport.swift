@@ -115,6 +115,15 @@ func reportedPeakMemory(_ stderr: String) -> Int? {
     return Int((mebibytes * 1_048_576).rounded())
 }
 
+/// The reading thread's CPU seconds from a `replay --jobs N` summary:
+/// `cpu 0.218 s, 0.102 s of it on the reading thread and 0.117 s on 2 jobs`.
+func readerCPUSeconds(_ stderr: String) -> Double? {
+    guard let line = stderr.split(separator: "\n").last(where: { $0.contains("of it on the reading thread") }) else { return nil }
+    let words = line.split(separator: " ")
+    guard let i = words.firstIndex(of: "of"), i >= 2, words[i - 1] == "s" else { return nil }
+    return Double(words[i - 2])
+}
+
 /// The phases of a `geotrigger replay` run, from its summary's last line:
 /// `elapsed 0.812 s, 1,231,527 records/s (100,000 regions loaded and indexed in 0.162 s)`.
 struct ReplayPhases {

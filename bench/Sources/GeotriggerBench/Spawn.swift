@@ -12,6 +12,8 @@ struct ChildRun {
     var status: Int32
     var seconds: Double
     var peakResidentBytes: Int
+    /// The child's CPU time, user + system, all its threads (rusage).
+    var cpuSeconds = 0.0
 }
 
 /// Runs `arguments[0]` (a path, or a name on PATH) with stdout and stderr to files, and waits for it with `wait4`,
@@ -46,7 +48,8 @@ func spawn(_ arguments: [String], stdout: String = "/dev/null", stderr: String =
     let seconds = now() - start
     // Exited normally: the low 7 bits are 0 and the exit code is in bits 8–15.
     let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-    return ChildRun(status: code, seconds: seconds, peakResidentBytes: Int(usage.ru_maxrss) * 1024)
+    let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    return ChildRun(status: code, seconds: seconds, peakResidentBytes: Int(usage.ru_maxrss) * 1024, cpuSeconds: cpu)
 }
 
 /// `taskset -c 0` when it exists, so a child runs on one core.

@@ -35,6 +35,10 @@ struct StartupCommand: ParsableCommand {
         var min: Double
         var max: Double
         var peakMiB: Double
+        /// Medians of the process's CPU time (user + system, rusage) and, with `--jobs` above 1,
+        /// of the reading thread's (its summary: loading, reading, routing, merging).
+        var cpu: Double? = nil
+        var readerCPU: Double? = nil
     }
 
     struct Results: Codable {
@@ -61,23 +65,30 @@ struct StartupCommand: ParsableCommand {
         /// One whole-process run: its wall time, and from its summary its peak memory
         /// (`reportedPeakMemory`) and its loading time (`ReplayPhases`; NaN for a run without
         /// readings, whose elapsed time is all loading).
-        func once(_ arguments: [String], stdout: String) throws -> (seconds: Double, peak: Double, load: Double) {
+        func once(_ arguments: [String], stdout: String)
+            throws -> (seconds: Double, peak: Double, load: Double, cpu: Double, readerCPU: Double)
+        {
             let run = spawn(arguments, stdout: stdout, stderr: "\(work)/stderr.txt")
             let summary = (try? readText("\(work)/stderr.txt")) ?? ""
             guard run.status == 0 else { throw ValidationError("geotrigger exited \(run.status): \(summary)") }
-            return (run.seconds, Double(reportedPeakMemory(summary) ?? 0) / 1_048_576, ReplayPhases(summary)?.loadSeconds ?? .nan)
+            return (run.seconds, Double(reportedPeakMemory(summary) ?? 0) / 1_048_576, ReplayPhases(summary)?.loadSeconds ?? .nan,
+                    run.cpuSeconds, readerCPUSeconds(summary) ?? .nan)
         }
         /// Runs each command `repeat` times, taking turns (one run of each per round, so the
         /// machine's drift touches them alike); per command its timing and median loading time.
         func time(_ commands: [(arguments: [String], stdout: String)]) throws -> [(Timing, Double)] {
-            var runs = [[(seconds: Double, peak: Double, load: Double)]](repeating: [], count: commands.count)
+            var runs = [[(seconds: Double, peak: Double, load: Double, cpu: Double, readerCPU: Double)]](repeating: [],
+                                                                                                        count: commands.count)
             for _ in 0..<max(1, `repeat`) {
                 for (k, c) in commands.enumerated() { runs[k].append(try once(c.arguments, stdout: c.stdout)) }
             }
             return runs.map { r in
                 let seconds = r.map(\.seconds).sorted(), loads = r.map(\.load).sorted()
+                let cpus = r.map(\.cpu).sorted(), readers = r.map(\.readerCPU).sorted()
                 return (Timing(median: seconds[seconds.count / 2], min: seconds.first!, max: seconds.last!,
-                               peakMiB: r.map(\.peak).max() ?? 0), loads[loads.count / 2])
+                               peakMiB: r.map(\.peak).max() ?? 0, cpu: cpus[cpus.count / 2],
+                               readerCPU: readers[readers.count / 2].isNaN ? nil : readers[readers.count / 2]),
+                        loads[loads.count / 2])
             }
         }
 
@@ -223,24 +234,47 @@ struct StartupCommand: ParsableCommand {
             \(results.eventsIdentical ? "yes" : "**no**"). This machine has \(results.cores) cores: \
             jobs beyond that share them.
 
-            | jobs | seconds | speed-up over 1 job | peak memory |
-            |---|---|---|---|
+            | jobs | seconds | speed-up over 1 job | CPU seconds | ÷ 1 job's CPU | reading thread | peak memory |
+            |---|---|---|---|---|---|---|
 
             """
+        let oneCPU = results.jobs["1"]?.cpu ?? .nan
         for key in results.jobs.keys.sorted(by: { Int($0)! < Int($1)! }) {
             let t = results.jobs[key]!
-            md += "| \(key) | \(row(t)) | \(String(format: "%.2f", one / t.median))× | \(String(format: "%.0f", t.peakMiB)) MiB |\n"
+            let cpu = t.cpu ?? .nan
+            md += "| \(key) | \(row(t)) | \(String(format: "%.2f", one / t.median))× | \(s(cpu)) | "
+                + "\(String(format: "%.2f", cpu / oneCPU))× | \(t.readerCPU.map(s) ?? "–") | \(String(format: "%.0f", t.peakMiB)) MiB |\n"
         }
         let load = results.oneJobLoadSeconds
         let bound = one / (load + (one - load) / Double(max(1, results.cores)))
         md += """
 
-            The bound: with one job the regions are loaded and indexed in \(s(load)) s of the \(s(one)) s \
-            (its summary's figure, median), before any reading. Even if everything after that \
-            were spread perfectly over \(results.cores) cores, with nothing spent on routing and \
-            merging, \(results.cores) jobs could not beat \(String(format: "%.2f", bound))× one job (Amdahl's law).
+            CPU seconds: user + system of the whole process (every thread), median of the runs; the \
+            reading thread's from the summary `--jobs` prints (loading, reading, routing, merging). \
+            Issue 39's target: `--jobs 2` at most 1.15× one job's CPU.
+
+            The bound on these \(results.cores) cores: with one job the regions are loaded and indexed \
+            in \(s(load)) s of the \(s(one)) s (its summary's figure, median), before any reading. \
+            Even if everything after that were spread perfectly over \(results.cores) cores, with \
+            nothing spent on routing and merging, \(results.cores) jobs could not beat \
+            \(String(format: "%.2f", bound))× one job (Amdahl's law).
 
             """
+        if let two = results.jobs["2"], let cpu = two.cpu, let reader = two.readerCPU {
+            // The reading thread works alongside the jobs (it hands over batches as it goes), so
+            // with N jobs on N cores the run takes at least the longer of its own CPU time and an
+            // N-th of the whole CPU time.
+            func projected(_ n: Double) -> Double { max(reader, cpu / n) }
+            md += """
+
+                Projection from `--jobs 2`'s measured CPU (\(s(cpu)) s, \(s(reader)) s of it on the \
+                reading thread), for N jobs on N cores: at least max(reading thread, CPU ÷ N) — \
+                8 cores \(s(projected(8))) s (\(String(format: "%.1f", one / projected(8)))× one job's \
+                wall time), 16 cores \(s(projected(16))) s (\(String(format: "%.1f", one / projected(16)))×). \
+                The reading thread bounds both: it decodes every reading before routing it.
+
+                """
+        }
         try md.write(toFile: "\(out)/startup.md", atomically: true, encoding: .utf8)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
