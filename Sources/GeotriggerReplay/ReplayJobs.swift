@@ -653,11 +653,9 @@ final class JobMerge {
             let start = k == 0 ? 0 : lane.tags[k - 1].end
             // The run: this result's records up to the limit that precede the other jobs' next.
             var next = k + 1, end = bestTag.end
-            lane.tags.withUnsafeBufferPointer { tags in
-                while next < tags.count, tags[next].seq <= limit, second < 0 || tags[next].precedes(secondTag) {
-                    end = tags[next].end
-                    next += 1
-                }
+            while next < lane.tags.count, lane.tags[next].seq <= limit, second < 0 || lane.tags[next].precedes(secondTag) {
+                end = lane.tags[next].end
+                next += 1
             }
             output.append(lane.bytes!.bytes[start..<end])
             lane.index = next
