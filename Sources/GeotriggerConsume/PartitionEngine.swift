@@ -138,18 +138,26 @@ package final class PartitionEngine {
 
     // MARK: Events
 
+    /// One output of device `d`, written by `write` between its tag's two halves.
+    @inline(__always)
+    fileprivate func tagged(device d: Int32, _ write: (EventWriter) -> Void) {
+        beginEvent(device: d)
+        write(writer)
+        endEvent(device: d)
+    }
+
     /// Before an event of device `d`: its id, which the writer puts first.
     fileprivate func beginEvent(device d: Int32) {
         let offset = applier.applyingBatch ? batchOffsets[Int(d)] : currentOffset
         lastTag = offset == lastTag.offset ? (offset, lastTag.index + 1) : (offset, 0)
-        writer.nextID = EventID(partition: partition, offset: offset, index: lastTag.index)
+        writer.setNextID(EventID(partition: partition, offset: offset, index: lastTag.index))
     }
 
     /// After it: where it ends, and its key.
     fileprivate func endEvent(device d: Int32) {
         let keyStart = keys.count
         keys.append(contentsOf: engine.devices.nameBytes(d))
-        tags.append(Tag(end: formatted.count, keyStart: keyStart, keyEnd: keys.count))
+        tags.append(Tag(end: formatted.length, keyStart: keyStart, keyEnd: keys.count))
     }
 
     /// Writes the events made since the last call to `sink` as one keyed batch, then forgets
@@ -253,39 +261,34 @@ package final class PartitionEngine {
 }
 
 /// The engine's output for a partition: formats each event, then tags it. Holds the partition
-/// engine unowned (the engine holds its output strongly, and the partition engine the engine).
-/// `unowned(unsafe)`: the output is reached only through the engine its owner holds, so it never
-/// outlives it, and a checked `unowned` is an atomic retain and release at each of the three
-/// uses an event makes.
+/// engine unretained (the engine holds its output strongly, and the partition engine the
+/// engine): the output is reached only through the engine its owner holds, so it never outlives
+/// it. Each call goes through a guaranteed reference, with no reference counting per event (a
+/// checked `unowned` was an atomic retain and release at each use, and an `unowned(unsafe)` one
+/// was still retained and released around each call).
 private final class TaggingOutput: RegionEventTableReader {
-    unowned(unsafe) let owner: PartitionEngine
-    init(_ owner: PartitionEngine) { self.owner = owner }
+    private let owner: Unmanaged<PartitionEngine>
+    init(_ owner: PartitionEngine) { self.owner = .passUnretained(owner) }
 
-    var regionEventTable: RegionEventTable { owner.regionEventTable }
+    var regionEventTable: RegionEventTable { owner._withUnsafeGuaranteedRef { $0.regionEventTable } }
 
     func regionEvent(_ event: RegionEvent) {
-        owner.beginEvent(device: event.device)
-        owner.writer.regionEvent(event)
-        owner.endEvent(device: event.device)
+        owner._withUnsafeGuaranteedRef { p in p.tagged(device: event.device) { $0.regionEvent(event) } }
     }
 
     func delivery(_ delivery: Delivery) {
-        owner.beginEvent(device: delivery.device)
-        owner.writer.delivery(delivery)
-        owner.endEvent(device: delivery.device)
+        owner._withUnsafeGuaranteedRef { p in p.tagged(device: delivery.device) { $0.delivery(delivery) } }
     }
 
     func response(_ response: NotificationResponse) {
-        owner.beginEvent(device: response.device)
-        owner.writer.response(response)
-        owner.endEvent(device: response.device)
+        owner._withUnsafeGuaranteedRef { p in p.tagged(device: response.device) { $0.response(response) } }
     }
 
     func silentPush(_ push: SilentPush) {
-        owner.beginEvent(device: push.device)
-        owner.writer.silentPush(push)
-        owner.endEvent(device: push.device)
+        owner._withUnsafeGuaranteedRef { p in p.tagged(device: push.device) { $0.silentPush(push) } }
     }
 
-    func regionAdded(_ region: Region, number: Int32) { owner.writer.regionAdded(region, number: number) }
+    func regionAdded(_ region: Region, number: Int32) {
+        owner._withUnsafeGuaranteedRef { $0.writer.regionAdded(region, number: number) }
+    }
 }

@@ -26,6 +26,9 @@ public final class EventWriter: RegionEventTableReader {
     /// `consume`: the id the next event is written with, first (`"id":"P-O-I"`: SPEC §8); nil
     /// for none (`replay`). Its owner sets it before each event.
     @exclusivity(unchecked) package var nextID: EventID?
+    /// Sets `nextID` through a call: from another module (`consume`, per event) a stored
+    /// property's write is checked for exclusivity whatever its attribute.
+    package func setNextID(_ id: EventID?) { nextID = id }
     /// The first write failure; the driver stops at the next reading when it is set.
     @exclusivity(unchecked) public private(set) var failure: IOFailure?
     /// Deliveries by trigger kind, in `Self.triggerKinds` order, then what followed them, in

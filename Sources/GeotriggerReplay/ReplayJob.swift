@@ -265,16 +265,19 @@ final class ReplayJob {
     }
 
     /// The engine's output: the job owns the engine, which owns this, so it holds the job
-    /// `unowned(unsafe)` (no cycle, no reference counting per event).
+    /// unretained and calls it through a guaranteed reference (no cycle, no reference counting
+    /// per event: an `unowned(unsafe)` reference was still retained and released around each call).
     private final class Output: RegionEventTableReader {
-        unowned(unsafe) let job: ReplayJob
-        init(job: ReplayJob) { self.job = job }
-        func regionEvent(_ event: RegionEvent) { job.regionEvent(event) }
-        func delivery(_ delivery: Delivery) { job.delivery(delivery) }
-        func response(_ response: NotificationResponse) { job.response(response) }
-        func silentPush(_ push: SilentPush) { job.silentPush(push) }
-        func regionAdded(_ region: Region, number: Int32) { job.writer.regionAdded(region, number: number) }
-        var regionEventTable: RegionEventTable { job.writer.regionEventTable }
+        let job: Unmanaged<ReplayJob>
+        init(job: ReplayJob) { self.job = .passUnretained(job) }
+        func regionEvent(_ event: RegionEvent) { job._withUnsafeGuaranteedRef { $0.regionEvent(event) } }
+        func delivery(_ delivery: Delivery) { job._withUnsafeGuaranteedRef { $0.delivery(delivery) } }
+        func response(_ response: NotificationResponse) { job._withUnsafeGuaranteedRef { $0.response(response) } }
+        func silentPush(_ push: SilentPush) { job._withUnsafeGuaranteedRef { $0.silentPush(push) } }
+        func regionAdded(_ region: Region, number: Int32) {
+            job._withUnsafeGuaranteedRef { $0.writer.regionAdded(region, number: number) }
+        }
+        var regionEventTable: RegionEventTable { job._withUnsafeGuaranteedRef { $0.writer.regionEventTable } }
     }
 
     func run(input: JobQueue<JobBatch>, output: JobQueue<JobResult>) {
