@@ -85,7 +85,7 @@ extension Array {
 /// exclusivity check. A value type with manual ownership, as `PodList`: the index holds it and
 /// calls `free()` once, in its `deinit` (or when its build fails).
 ///
-/// Threads may share the lines (`shared()`): each index then has a header of its own over the
+/// Threads may share the lines (`share()`): each index then has a header of its own over the
 /// same lines, which a `SharedLines` owns and frees after the last of them; nothing writes them
 /// while they are shared, and a header that must change its lines (a region added or removed
 /// live) first copies them (`detach`).

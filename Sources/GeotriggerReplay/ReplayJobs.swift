@@ -120,9 +120,9 @@ private final class JobRun {
     func flush() throws {
         for j in 0..<jobs {
             rd.batches[j].through = rd.seq
+            rd.batches[j].spareBytes = merge.spareBytes(of: j)
             // A new list has room for a share of the records as `flushEvery` sends (each list
             // goes round the reader and a job, and grows to its largest batch).
-            rd.batches[j].spareBytes = merge.spareBytes(of: j)
             rd.batches[j].items = rd.outboxes.take(j, into: spareItems.popLast() ?? JobItemList(reserving: flushEvery / jobs * 5 / 4))
             inputs[j].push(rd.batches[j])
             rd.batches[j] = JobBatch()
