@@ -121,12 +121,13 @@ public final class Engine {
     @exclusivity(unchecked) package private(set) var firingDue = 0.0
     @exclusivity(unchecked) package private(set) var firingSource = TimerSource.dwell
 
-    /// `phase`, `firingSource` and `firingDue` (raw values) in one call, for code in other modules
-    /// that asks per event (`replay --jobs` orders its jobs' output by them): there, a stored
-    /// property's every read is checked for exclusivity whatever its attribute, and an enum's
-    /// `==` is a generic call.
+    /// `phase`, and while a timer fires `firingSource` and `firingDue` (0 and 0 in the reading
+    /// phase, where they are left from the last timer), as raw values in one call, for code in
+    /// other modules that asks per event (`replay --jobs` orders its jobs' output by them):
+    /// there, a stored property's every read is checked for exclusivity whatever its attribute,
+    /// and an enum's `==` is a generic call.
     package var moment: (phase: UInt8, source: UInt8, due: Double) {
-        (phase.rawValue, firingSource.rawValue, firingDue)
+        phase == .reading ? (phase.rawValue, 0, 0) : (phase.rawValue, firingSource.rawValue, firingDue)
     }
 
     public convenience init(regions: [Region], hysteresis: Hysteresis = .automatic, options: MonitorOptions = MonitorOptions(),

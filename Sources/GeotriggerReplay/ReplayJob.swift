@@ -395,20 +395,14 @@ final class ReplayJob {
 
     /// Tags the record just written: `seq` is the input record it belongs to.
     private func tag(device: Int32, seq: Int) {
-        let end = memory.length
+        // In the reading phase the device's rank orders the events of one record across jobs:
+        // only a region record (every job's devices at once, in first-seen order:
+        // `Monitor.endVisits`) has events of several devices. A timer's rank is the one it was
+        // armed with (a stale one fires nothing), which is the device's now; an expired device's
+        // exits come before `DeviceTable.remove`/`renew`.
         let moment = engine.moment
-        if moment.phase == Engine.Phase.reading.rawValue {
-            // The device's rank orders the events of one record across jobs: only a region record
-            // (every job's devices at once, in first-seen order: `Monitor.endVisits`) has events
-            // of several devices.
-            tags.append(JobTag(seq: seq, phase: moment.phase, source: 0, due: 0,
-                               rank: engine.devices.rank(device), end: end))
-        } else {
-            // A timer's: the rank it was armed with (a stale one fires nothing), which is the
-            // device's now. An expired device's exits come before `DeviceTable.remove`/`renew`.
-            tags.append(JobTag(seq: seq, phase: moment.phase, source: moment.source, due: moment.due,
-                               rank: engine.devices.rank(device), end: end))
-        }
+        tags.append(JobTag(seq: seq, phase: moment.phase, source: moment.source, due: moment.due,
+                           rank: engine.devices.rank(device), end: memory.length))
     }
 }
 
