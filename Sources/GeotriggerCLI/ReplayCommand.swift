@@ -164,6 +164,7 @@ struct ReplayCommand: ParsableCommand {
                                    + "run the same command again to go on\n")
             }
             if !quiet { writeStandardError(stats.summary) }
+            LeftForExit.keep(replay)
             if let map, !replay.stoppedBySignal {
                 try drawReplay(to: map, events: eventsFile.map { .file($0) } ?? .bytes(replay.keptEvents))
             }

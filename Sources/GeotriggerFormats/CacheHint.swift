@@ -17,25 +17,36 @@ public struct CacheHint {
 
     public init() {}
 
-    /// `decoder` and `reader` (their first cache lines) and `bytes` (the next 512: an NMEA
-    /// receiver's cycle, the lines of one turn, runs to a few hundred bytes).
+    /// `decoder` and `reader` (their first cache lines) and `bytes` (where the next record
+    /// begins).
     init(decoder: AnyObject, reader: AnyObject, bytes: UnsafeRawPointer?) {
         self.decoder = UnsafeRawPointer(Unmanaged.passUnretained(decoder).toOpaque())
         self.reader = UnsafeRawPointer(Unmanaged.passUnretained(reader).toOpaque())
         self.bytes = bytes
     }
 
-    /// Starts loading the lines hinted at; the caller goes on at once.
+    /// Bytes of the input asked for when the decoder reads one record at its turn: an NMEA
+    /// receiver's cycle, the lines of one turn, runs to a few hundred bytes.
+    static let recordBytes = 512
+
+    /// Starts loading the lines hinted at: the decoder's state (its first 512 bytes, where an
+    /// NMEA decoder keeps the reading it made), its reader's first two lines, and `byteCount`
+    /// bytes of its input; the caller goes on at once.
     @inline(__always)
-    func prefetch() {
+    func prefetch(bytes byteCount: Int = CacheHint.recordBytes) {
         if let decoder {
-            for line in 0..<4 { geotrigger_prefetch(decoder + 64 &* line) }
+            for line in 0..<8 { geotrigger_prefetch(decoder + 64 &* line) }
         }
         if let reader {
             geotrigger_prefetch(reader)
+            geotrigger_prefetch(reader + 64)
         }
         if let bytes {
-            for line in 0..<8 { geotrigger_prefetch(bytes + 64 &* line) }
+            var offset = 0
+            while offset < byteCount {
+                geotrigger_prefetch(bytes + offset)
+                offset &+= 64
+            }
         }
     }
 }

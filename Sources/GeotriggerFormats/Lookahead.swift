@@ -53,6 +53,11 @@ struct Lookahead {
 
     /// Fixes read ahead per source at most.
     static let depth = 16
+    /// Bytes of a source's log asked of the cache before it is read ahead: `depth` cycles of a
+    /// receiver that writes GGA, GSA and RMC (about 220 bytes a cycle). The lines of a cycle or
+    /// two were not enough: a merge reads a log's lines faster than memory brings in the ones
+    /// the processor's own prefetcher asks for after them.
+    static let prefetchBytes = 56 * 64
 
     private let sources: Int
     /// Row j, column i: source i's fix ahead in row j (rows taken round, from `first[i]`).

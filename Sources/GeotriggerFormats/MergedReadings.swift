@@ -51,6 +51,9 @@ public final class MergedReadings {
     /// decoder's step.
     private let ahead: Lookahead
     let readsAhead: Bool
+    /// Bytes of a source's input read at its turn (`CacheHint.prefetch`): a record's, or, read
+    /// ahead, those of `Lookahead.depth` cycles.
+    private let turnBytes: Int
 
     public init(_ sources: [any ReadingDecoder]) {
         self.sources = sources
@@ -62,6 +65,7 @@ public final class MergedReadings {
         let logs = sources.count > 1 ? sources as? [NMEADecoder] : nil
         readsAhead = logs?.allSatisfy(\.linesStay) ?? false
         ahead = Lookahead(sources: readsAhead ? sources.count : 0)
+        turnBytes = readsAhead ? Lookahead.prefetchBytes : CacheHint.recordBytes
     }
 
     deinit { ahead.deallocate() }
@@ -140,8 +144,8 @@ public final class MergedReadings {
         case .reading:
             heads.replaceTop(at: head(i, s).t)
             let (a, b) = heads.following
-            if a >= 0 && readsNext(a) { hints[a].prefetch() }
-            if b >= 0 && readsNext(b) { hints[b].prefetch() }
+            if a >= 0 && readsNext(a) { hints[a].prefetch(bytes: turnBytes) }
+            if b >= 0 && readsNext(b) { hints[b].prefetch(bytes: turnBytes) }
         case .rejected(let reason):
             return reason
         case .end:
@@ -166,18 +170,14 @@ public final class MergedReadings {
             return rejected(p.reason, from: p.source)
         }
         // Each source's first reading, in input order.
-        while polled < sources.count {
-            let i = polled
-            let all = MixedSources(all: sources)
-            switch advance(i, all) {
-            case .reading:
-                heads.insert(i, at: head(i, all).t)
-            case .rejected(let reason):
-                return rejected(reason, from: i)
-            case .end:
-                break
+        if polled < sources.count {
+            let step: Step?
+            switch typed {
+            case .nmea(let typed): step = poll(typed)
+            case .ndjson(let typed): step = poll(typed)
+            case .mixed: step = poll(MixedSources(all: sources))
             }
-            polled += 1
+            if let step { return step }
         }
         // The source of the last reading returned moves on to its next.
         if consumed {
@@ -191,6 +191,26 @@ public final class MergedReadings {
         lastSource = best
         returned[best] = position(best, MixedSources(all: sources))
         return Step(step: .reading, source: best)
+    }
+
+    /// Asks each source not yet asked for its first reading (`polled` on), in input order, and
+    /// puts those that have one into `heads`; stops at a rejected record, returned. Sources of one
+    /// decoder type are called directly: read ahead, a log's first fixes are many calls each, and
+    /// through the protocol every call retained and released a decoder the cache had let go of.
+    private func poll<S: MergeSources>(_ s: S) -> Step? {
+        while polled < sources.count {
+            let i = polled
+            switch advance(i, s) {
+            case .reading:
+                heads.insert(i, at: head(i, s).t)
+            case .rejected(let reason):
+                return rejected(reason, from: i)
+            case .end:
+                break
+            }
+            polled += 1
+        }
+        return nil
     }
 
     /// A rejected record of source `i`, passed through as it is read.

@@ -4,26 +4,51 @@ import GeotriggerCore
 ///
 /// Why not a dictionary: in a receiver's log most lines are passed over (GSV, GSA, VTG, a
 /// vendor's sentences, gpsd's SKY reports), one kind after another from a handful, and hashing
-/// each line's kind cost more than reading it. A short list searched from the front, where the
-/// kinds seen first (and most often) stay; a kind of at most eight bytes is compared as one word
-/// (`ShortKind`), and a sentence's type is counted without making a string of it.
+/// each line's kind cost more than reading it. The first few short kinds (`ShortKind`, compared
+/// as one word) are counted in place, in the decoder beside its other state: a merge of
+/// thousands of logs comes back to each decoder after the cache has let go of it, and a count
+/// kept in an array of its own was one more line to wait for, at every sentence passed over.
+/// Further kinds, and longer ones told by their names, go into a short list searched from the
+/// front.
 struct PassedOverCounts {
-    /// Per kind: its bytes packed (`ShortKind`), or 0 for a longer one, told by its name.
+    /// Kinds counted in place: `ShortKind` words (the first `inPlace` of them) and their counts.
+    private var words = InlineArray<4, UInt64>(repeating: 0)
+    private var wordCounts = InlineArray<4, Int>(repeating: 0)
+    private var inPlace = 0
+    /// Per further kind: its bytes packed (`ShortKind`), or 0 for a longer one, told by its name.
     private var codes: [UInt64] = []
     private var names: [String] = []
     private var counts: [Int] = []
 
     mutating func add(_ kind: String) {
-        let code = ShortKind(kind)?.word ?? 0
-        for k in codes.indices where codes[k] == code && (code != 0 || names[k] == kind) {
+        if let short = ShortKind(kind) {
+            add(short)
+            return
+        }
+        for k in codes.indices where codes[k] == 0 && names[k] == kind {
             counts[k] += 1
             return
         }
-        append(code, kind)
+        append(0, kind)
     }
 
-    /// Counts a short kind (a sentence's type), its name made only the first time it is seen.
+    /// Counts a short kind (a sentence's type), its name made only when the counts are read.
+    @inline(__always)
     mutating func add(_ kind: ShortKind) {
+        for k in 0..<inPlace where words[k] == kind.word {
+            wordCounts[k] &+= 1
+            return
+        }
+        addFurther(kind)
+    }
+
+    private mutating func addFurther(_ kind: ShortKind) {
+        if inPlace < words.count {
+            words[inPlace] = kind.word
+            wordCounts[inPlace] = 1
+            inPlace += 1
+            return
+        }
         for k in codes.indices where codes[k] == kind.word {
             counts[k] += 1
             return
@@ -38,7 +63,9 @@ struct PassedOverCounts {
     }
 
     var dictionary: [String: Int] {
-        Dictionary(uniqueKeysWithValues: zip(names, counts))
+        var all = Dictionary(uniqueKeysWithValues: zip(names, counts))
+        for k in 0..<inPlace { all[ShortKind(word: words[k]).name] = wordCounts[k] }
+        return all
     }
 }
 
@@ -58,6 +85,9 @@ struct ShortKind: Equatable {
         }
         word = w
     }
+
+    /// A kind from its word (one `init?(_: ByteView)` made).
+    fileprivate init(word: UInt64) { self.word = word }
 
     init?(_ name: String) {
         var name = name

@@ -20,15 +20,39 @@ public enum ReadingFormat: String, CaseIterable, Sendable {
     /// any case), or nil. Not `.json`: NDJSON readings and a saved `gpspipe -w` stream are both
     /// JSON lines, and the content tells them apart.
     public init?(pathExtensionOf path: String) {
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        guard let dot = name.lastIndex(of: ".") else { return nil }
-        switch name[name.index(after: dot)...].lowercased() {
+        guard let ext = Self.pathExtension(path) else { return nil }
+        switch ext {
         case "ndjson", "jsonl": self = .ndjson
         case "csv": self = .csv
         case "gpx": self = .gpx
         case "nmea": self = .nmea
         default: return nil
         }
+    }
+
+    /// The extension of `path`'s last component, lowercased (nil without one). An ASCII path on
+    /// its bytes, as `GPXDecoder.deviceName(fromPath:)` reads one, and for the same reason (a
+    /// fleet's thousands of logs); other text by Character.
+    private static func pathExtension(_ path: String) -> String? {
+        var path = path
+        let ascii: String?? = path.withByteView { bytes in
+            // The last `.` after the last `/` (trailing ones aside, as `split` drops them).
+            var end = bytes.count
+            while end > 0 && bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
+            var dot = -1
+            for i in 0..<bytes.count {
+                let b = bytes[i]
+                if b >= 0x80 { return .none }
+                if i >= end { continue }
+                if b == UInt8(ascii: "/") { dot = -1 } else if b == UInt8(ascii: ".") { dot = i }
+            }
+            guard dot >= 0 else { return .some(nil) }
+            return .some(String(decoding: bytes[(dot + 1)..<end], as: UTF8.self).lowercased())
+        }
+        if let ascii { return ascii }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let dot = name.lastIndex(of: ".") else { return nil }
+        return name[name.index(after: dot)...].lowercased()
     }
 }
 

@@ -141,6 +141,8 @@ public final class Replay {
     /// The run stopped at SIGINT or SIGTERM after writing a checkpoint, before its end.
     public internal(set) var stoppedBySignal = false
     private var keptOutput: RecordBuffer?
+    /// The run's inputs, open and mapped for as long as the replay (`run` sets it).
+    private var inputs: MergedReadings?
     /// With `keepsEvents`, the events this run wrote (not those of a run it resumed).
     public var keptEvents: [UInt8] { keptOutput?.copy ?? [] }
     /// Written to stderr: reject reports, progress and the summary.
@@ -222,8 +224,10 @@ public final class Replay {
         let decoders = try Self.openInputs(paths, format: config.format, device: config.device)
         tally.inputs = decoders.count
         tally.eventsToStandardOutput = config.outputPath == nil || config.outputPath == "-"
-        let totalBytes = paths.map(fileSize).reduce(0, +)
+        // For the progress bar only: a stat of each of a fleet's thousands of logs is not free.
+        let totalBytes = config.progress ? paths.map(fileSize).reduce(0, +) : 0
         let merged = MergedReadings(decoders)
+        inputs = merged
 
         // --checkpoint: the newest snapshot of this run, if there is one, is where it goes on.
         var checkpointer: Checkpointer?

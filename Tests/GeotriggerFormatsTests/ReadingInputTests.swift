@@ -5,7 +5,8 @@ import Testing
 @Suite struct ReadingInputTests {
     @Test(arguments: [
         ("a.ndjson", ReadingFormat.ndjson), ("a.jsonl", .ndjson), ("a.NDJSON", .ndjson), ("dir.d/a.csv", .csv),
-        ("a.gpx", .gpx),
+        ("a.gpx", .gpx), ("/fleet/logs.v2/D17.Nmea", .nmea), (".csv", .csv), ("a.b.jsonl", .ndjson),
+        ("fahrt/straße.gpx", .gpx), ("journée/é.NMEA", .nmea),
     ])
     func formatFromExtension(_ path: String, _ format: ReadingFormat) {
         #expect(ReadingFormat(pathExtensionOf: path) == format)
@@ -14,6 +15,12 @@ import Testing
     @Test func anExtensionThatSaysNothingLeavesItToTheContent() {
         #expect(ReadingFormat(pathExtensionOf: "a.txt") == nil)
         #expect(ReadingFormat(pathExtensionOf: "dir.csv/a") == nil)
+        #expect(ReadingFormat(pathExtensionOf: "données.csv/a") == nil)
+        #expect(ReadingFormat(pathExtensionOf: "a") == nil)
+        #expect(ReadingFormat(pathExtensionOf: "a.") == nil)
+        #expect(ReadingFormat(pathExtensionOf: "") == nil)
+        // A directory's name, as the path names it.
+        #expect(ReadingFormat(pathExtensionOf: "logs.csv/") == .csv)
         #expect(ReadingFormat(pathExtensionOf: "a.nmea") == .nmea)
         // NDJSON, NMEA after a comment and a binary packet, and something else (NDJSON's to reject).
         let ndjson = TempFile("{\"t\":1,\"device\":\"a\",\"lat\":1,\"lon\":2}\n", name: "a.txt")
