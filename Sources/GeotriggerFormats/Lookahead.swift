@@ -51,12 +51,15 @@ struct Lookahead {
         var position: InputPosition { InputPosition(offset: offset, line: lineNumber + Int(linesAfter)) }
     }
 
-    /// Fixes read ahead per source at most.
-    static let depth = 16
-    /// Bytes of a source's log asked of the cache before it is read ahead: `depth` cycles of a
-    /// receiver that writes GGA, GSA and RMC (about 220 bytes a cycle). The lines of a cycle or
-    /// two were not enough: a merge reads a log's lines faster than memory brings in the ones
-    /// the processor's own prefetcher asks for after them.
+    /// Fixes read ahead per source at most: each time a source is read, its state, its reader's
+    /// and its next lines come back from memory once for this many fixes, at the cost of a slot
+    /// (64 bytes) each, 2 KiB a source (20 MiB for 10,000 logs).
+    static let depth = 32
+    /// Bytes of a source's log asked of the cache before it is read ahead: the first 3.5 KiB of
+    /// the `depth` cycles read (16 cycles of a receiver that writes GGA, GSA and RMC, about 220
+    /// bytes each). A cycle's lines were not enough: a merge reads a log faster than memory
+    /// brings in the lines the processor's own prefetcher asks for after them. Asking for the
+    /// whole 7 KiB at once waited on the cache's queue of misses instead.
     static let prefetchBytes = 56 * 64
 
     private let sources: Int

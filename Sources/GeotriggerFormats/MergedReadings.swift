@@ -52,7 +52,7 @@ public final class MergedReadings {
     private let ahead: Lookahead
     let readsAhead: Bool
     /// Bytes of a source's input read at its turn (`CacheHint.prefetch`): a record's, or, read
-    /// ahead, those of `Lookahead.depth` cycles.
+    /// ahead, `Lookahead.prefetchBytes`.
     private let turnBytes: Int
 
     public init(_ sources: [any ReadingDecoder]) {
