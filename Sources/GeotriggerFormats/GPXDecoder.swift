@@ -68,22 +68,8 @@ public final class GPXDecoder: ReadingDecoder {
 
     /// `path`'s last component without its extension (`tracks/ride.gpx` → `ride`).
     public static func deviceName(fromPath path: String) -> String {
-        // An ASCII path (the usual) on its bytes: by Character, a long path cost thousands of
-        // instructions a file, for a fleet's thousands of logs. In other text a combining mark
-        // may make one character of a "/" or "." and what follows, so it goes by Character.
-        let bytes = Array(path.utf8)
-        if bytes.allSatisfy({ $0 < 0x80 }) {
-            let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
-            guard let last = bytes.lastIndex(where: { $0 != slash }) else { return path }
-            let start = bytes[...last].lastIndex(of: slash).map { $0 + 1 } ?? 0
-            let name = bytes[start...last]
-            if let d = name.lastIndex(of: dot), d != start { return String(decoding: bytes[start..<d], as: UTF8.self) }
-            return String(decoding: name, as: UTF8.self)
-        }
-        let name = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
-        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
-            return String(name[..<dot])
-        }
+        let (name, dot) = PathName.lastComponent(of: path)
+        if let dot, dot != name.startIndex { return String(name[..<dot]) }
         return name
     }
 

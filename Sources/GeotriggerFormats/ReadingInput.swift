@@ -30,29 +30,34 @@ public enum ReadingFormat: String, CaseIterable, Sendable {
         }
     }
 
-    /// The extension of `path`'s last component, lowercased (nil without one). An ASCII path on
-    /// its bytes, as `GPXDecoder.deviceName(fromPath:)` reads one, and for the same reason (a
-    /// fleet's thousands of logs); other text by Character.
+    /// The extension of `path`'s last component, lowercased (nil without one).
     private static func pathExtension(_ path: String) -> String? {
-        var path = path
-        let ascii: String?? = path.withByteView { bytes in
-            // The last `.` after the last `/` (trailing ones aside, as `split` drops them).
-            var end = bytes.count
-            while end > 0 && bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
-            var dot = -1
-            for i in 0..<bytes.count {
-                let b = bytes[i]
-                if b >= 0x80 { return .none }
-                if i >= end { continue }
-                if b == UInt8(ascii: "/") { dot = -1 } else if b == UInt8(ascii: ".") { dot = i }
-            }
-            guard dot >= 0 else { return .some(nil) }
-            return .some(String(decoding: bytes[(dot + 1)..<end], as: UTF8.self).lowercased())
-        }
-        if let ascii { return ascii }
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        guard let dot = name.lastIndex(of: ".") else { return nil }
+        let (name, dot) = PathName.lastComponent(of: path)
+        guard let dot else { return nil }
         return name[name.index(after: dot)...].lowercased()
+    }
+}
+
+/// Names in a path, for a fleet's thousands of logs (a device is named after its file, a format
+/// after its extension).
+enum PathName {
+    /// `path`'s last component, as `path.split(separator: "/").last` gives it (the path itself
+    /// when it has none), and where its last `.` is (nil without one).
+    ///
+    /// An ASCII path (the usual) is read on its bytes: by Character, a long path cost thousands
+    /// of instructions a file. In other text a combining mark may make one character of a "/" or
+    /// "." and what follows, so it goes by Character.
+    static func lastComponent(of path: String) -> (name: String, dot: String.Index?) {
+        let bytes = Array(path.utf8)
+        if bytes.allSatisfy({ $0 < 0x80 }) {
+            let slash = UInt8(ascii: "/")
+            guard let last = bytes.lastIndex(where: { $0 != slash }) else { return (path, nil) }
+            let start = bytes[...last].lastIndex(of: slash).map { $0 + 1 } ?? 0
+            let name = String(decoding: bytes[start...last], as: UTF8.self)
+            return (name, name.utf8.lastIndex(of: UInt8(ascii: ".")))
+        }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        return (name, name.lastIndex(of: "."))
     }
 }
 
