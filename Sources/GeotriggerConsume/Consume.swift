@@ -127,7 +127,8 @@ public struct ConsumeStatistics: Sendable {
             lines.append("consuming: \(grouped(replay.records)) records from \(RFC3339.format(first)) to \(RFC3339.format(last)), "
                          + "\(formatSeconds(span)) (\(pace); busy \(formatSeconds(busySeconds)), the rest waiting for Kafka)")
             lines.append("CPU while consuming: \(formatSeconds(consumingThreadCPUSeconds)) on the consuming thread, "
-                         + "\(formatSeconds(max(0, processCPUSeconds - consumingThreadCPUSeconds))) on librdkafka's threads")
+                         + "\(formatSeconds(max(0, processCPUSeconds - consumingThreadCPUSeconds))) on the others "
+                         + "(librdkafka's, the message releaser's)")
         }
         s += lines.map { "geotrigger: " + $0 + "\n" }.joined()
         return s
@@ -291,6 +292,9 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
 
     private func loop() throws(ConsumeError) {
         let batch = KafkaMessageBatch(capacity: 8192)
+        // Every message it was handed is destroyed when the loop ends, before the consumer closes.
+        let releaser = MessageReleaser()
+        defer { releaser.finish() }
         lastActivity = monotonicSeconds()
         var touched: [PartitionEngine] = []
         touched.reserveCapacity(64)
@@ -329,7 +333,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
                     touched.append(applied)
                 }
             }
-            batch.release()
+            releaser.release(batch)
             for p in touched {
                 p.touched = false
                 try produceEvents(of: p)

@@ -326,29 +326,51 @@ public struct KafkaMessageView {
     public var value: UnsafeRawBufferPointer
 }
 
-/// Room for the messages of one `KafkaConsumer.poll(into:)`, reused from batch to batch: the
-/// consuming loop allocates nothing per message. Owns the messages it holds until `release`.
-public final class KafkaMessageBatch {
-    public let capacity: Int
+/// The messages a `KafkaMessageBatch` holds, as a list that can leave it whole (`handOff`) to be
+/// handed back to librdkafka on another thread (`destroyAll`: `rd_kafka_message_destroy` may be
+/// called from any thread). Owns the messages it holds until then.
+public final class KafkaMessageList: @unchecked Sendable {
     let messages: UnsafeMutablePointer<UnsafeMutablePointer<rd_kafka_message_t>?>
-    public private(set) var count = 0
+    public let capacity: Int
+    public internal(set) var count = 0
 
-    public init(capacity: Int = 4096) {
+    init(capacity: Int) {
         self.capacity = capacity
         messages = .allocate(capacity: capacity)
         messages.initialize(repeating: nil, count: capacity)
     }
 
     deinit {
-        release()
+        destroyAll()
         messages.deallocate()
     }
 
-    func filled(_ n: Int) { count = n }
+    /// Hands every message back to librdkafka; the list is then empty.
+    public func destroyAll() {
+        for k in 0..<count { rd_kafka_message_destroy(messages[k]) }
+        count = 0
+    }
+}
+
+/// Room for the messages of one `KafkaConsumer.poll(into:)`, reused from batch to batch: the
+/// consuming loop allocates nothing per message. Owns the messages it holds until `release`
+/// (or `handOff`).
+public final class KafkaMessageBatch {
+    public let capacity: Int
+    private var list: KafkaMessageList
+    public var count: Int { list.count }
+    var messages: UnsafeMutablePointer<UnsafeMutablePointer<rd_kafka_message_t>?> { list.messages }
+
+    public init(capacity: Int = 4096) {
+        self.capacity = capacity
+        list = KafkaMessageList(capacity: capacity)
+    }
+
+    func filled(_ n: Int) { list.count = n }
 
     @inline(__always)
     public subscript(k: Int) -> KafkaMessageView {
-        let m = messages[k]!.pointee
+        let m = list.messages[k]!.pointee
         return KafkaMessageView(
             error: Int32(m.err.rawValue), partition: m.partition, offset: m.offset,
             key: UnsafeRawBufferPointer(start: m.key, count: m.key == nil ? 0 : m.key_len),
@@ -356,9 +378,18 @@ public final class KafkaMessageBatch {
     }
 
     /// Hands the messages back to librdkafka.
-    public func release() {
-        for k in 0..<count { rd_kafka_message_destroy(messages[k]) }
-        count = 0
+    public func release() { list.destroyAll() }
+
+    /// The messages, moved out whole for `KafkaMessageList.destroyAll` elsewhere; the batch, now
+    /// empty, goes on with `spare` (an emptied list of its capacity) or a new list.
+    public func handOff(reusing spare: KafkaMessageList?) -> KafkaMessageList {
+        let full = list
+        if let spare, spare.count == 0, spare.capacity == capacity {
+            list = spare
+        } else {
+            list = KafkaMessageList(capacity: capacity)
+        }
+        return full
     }
 }
 

@@ -285,7 +285,7 @@ enum Summary {
         return (first, last, n)
     }
 
-    /// "CPU while consuming: 0.931 s on the consuming thread, 0.712 s on librdkafka's threads"
+    /// "CPU while consuming: 0.931 s on the consuming thread, 0.712 s on the others (librdkafka's, …)"
     static func consumingCPU(_ text: String) -> (consumingThread: Double, librdkafka: Double)? {
         guard let line = text.split(separator: "\n").first(where: { $0.contains("geotrigger: CPU while consuming: ") }) else {
             return nil
@@ -378,13 +378,14 @@ struct KafkaResults: Codable {
         s += """
 
             Where the time goes: CPU seconds per million records in the same (median) runs, from each \
-            member's summary (its consuming thread; librdkafka's threads: the rest of the process) and \
+            member's summary (its consuming thread; other threads: the rest of the process, librdkafka's \
+            and the one handing consumed messages back to it) and \
             the broker process's own clock, over the members' whole run (group joins, rebalances and \
             their idle seconds before leaving included: with more members it overstates, and the \
             ceiling reads low). Everything shares this machine's \(cores) cores, so \
             records/s cannot exceed cores ÷ CPU per record: the ceiling column.
 
-            | members | consuming threads | librdkafka's threads | mock broker | in all | ceiling on \(cores) cores |
+            | members | consuming threads | other threads | mock broker | in all | ceiling on \(cores) cores |
             |---|---|---|---|---|---|
 
             """
