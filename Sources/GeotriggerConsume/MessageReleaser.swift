@@ -31,7 +31,7 @@ final class MessageReleaser {
     /// back. Waits while two lists are still waiting for the thread.
     func release(_ batch: KafkaMessageBatch) {
         guard batch.count > 0 else { return }
-        pending.push(batch.handOff(reusing: emptied.popAll().last))
+        pending.push(batch.handOff(reusing: emptied.popIfAny()))
     }
 
     /// Destroys what was handed over and ends the thread.

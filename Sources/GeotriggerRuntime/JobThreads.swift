@@ -97,6 +97,14 @@ package final class JobQueue<Item: Sendable>: @unchecked Sendable {
         return item
     }
 
+    /// The first item queued, if there is one, without waiting.
+    package func popIfAny() -> Item? {
+        pthread_mutex_lock(mutex)
+        let item = count > 0 ? take() : nil
+        pthread_mutex_unlock(mutex)
+        return item
+    }
+
     /// Everything queued now, without waiting.
     package func popAll() -> [Item] {
         pthread_mutex_lock(mutex)
