@@ -8,14 +8,14 @@ import GeotriggerRuntime
 ///
 /// librdkafka's handle waits for its messages before it can be destroyed, so every message
 /// handed over is destroyed by the time `finish` returns.
-final class MessageReleaser {
+package final class MessageReleaser {
     /// Lists to empty, in order; nil ends the thread (after those before it).
     private let pending = JobQueue<KafkaMessageList?>(capacity: 2)
     /// Lists emptied, for the batch to go on with.
     private let emptied = JobQueue<KafkaMessageList>()
     private var thread: JobThread?
 
-    init() {
+    package init() {
         let (pending, emptied) = (pending, emptied)
         thread = JobThread {
             while let list = pending.pop() {
@@ -29,13 +29,13 @@ final class MessageReleaser {
 
     /// Hands `batch`'s messages over; the batch goes on with a list emptied earlier, if one is
     /// back. Waits while two lists are still waiting for the thread.
-    func release(_ batch: KafkaMessageBatch) {
+    package func release(_ batch: KafkaMessageBatch) {
         guard batch.count > 0 else { return }
         pending.push(batch.handOff(reusing: emptied.popIfAny()))
     }
 
     /// Destroys what was handed over and ends the thread.
-    func finish() {
+    package func finish() {
         guard let thread else { return }
         pending.push(nil)
         thread.join()

@@ -137,53 +137,6 @@ struct MockClusterTests {
         #expect(got.map { Int(String(decoding: $0.value, as: UTF8.self))! }.sorted() == Array(0..<200))
     }
 
-    @Test("batches handed off whole and destroyed on another thread: every message read once, in order, and the client closes")
-    func batchesHandedOff() throws {
-        let cluster = try KafkaMockCluster(brokers: 1)
-        try cluster.createTopic("readings", partitions: 1)
-        let producer = try KafkaProducer(settings: Self.settings(cluster))
-        for i in 0..<2_000 { try producer.produce(topic: "readings", key: "d", value: "\(i)") }
-        try producer.flush()
-
-        var consumer: KafkaConsumer? = try KafkaConsumer(settings: Self.consumerSettings(cluster, group: "g"))
-        try consumer!.subscribe(["readings"])
-        // As `geotrigger consume` does: a batch's messages leave it whole, another thread
-        // destroys them, and the emptied lists come back to be filled again.
-        final class Emptied: @unchecked Sendable {  // `lists` only under `lock`
-            let lock = NSLock()
-            var lists: [KafkaMessageList] = []
-        }
-        let toDestroy = DispatchQueue(label: "destroy")
-        let emptied = Emptied()
-        var handedOff = 0
-        let batch = KafkaMessageBatch(capacity: 64)
-        var seen: [Int] = []
-        let deadline = Date().addingTimeInterval(30)
-        while seen.count < 2_000 && Date() < deadline {
-            let n = consumer!.poll(into: batch, milliseconds: 100)
-            for k in 0..<n where batch[k].error == 0 {
-                seen.append(Int(String(decoding: batch[k].value, as: UTF8.self))!)
-            }
-            guard n > 0 else { continue }
-            let spare = emptied.lock.withLock { emptied.lists.popLast() }
-            let list = batch.handOff(reusing: spare)
-            #expect(batch.count == 0 && list.count == n)
-            handedOff += 1
-            toDestroy.async {
-                list.destroyAll()
-                emptied.lock.withLock { emptied.lists.append(list) }
-            }
-        }
-        toDestroy.sync {}
-        #expect(seen == Array(0..<2_000))
-        #expect(handedOff >= 2_000 / 64, "batches of at most 64")
-        #expect(emptied.lists.allSatisfy { $0.count == 0 })
-        // librdkafka's handle waits for every message it handed out: this returns only because
-        // each was destroyed.
-        consumer!.close()
-        consumer = nil
-    }
-
     @Test("a bad setting is refused with librdkafka's reason")
     func badSetting() {
         #expect(throws: KafkaError.self) { _ = try KafkaProducer(settings: KafkaSettings([("no.such.property", "1")])) }
