@@ -11,12 +11,20 @@ import GeotriggerCore
 /// String route the reader always had, so what is accepted and every message stay the same.
 /// A malformed record anywhere wins over a bad value in an earlier row, as when the whole file
 /// was split into records before any row was read.
-struct CSVRegionReader {
+package struct CSVRegionReader {
     let file: String
+    /// Whether plain rows take `RecordScanner.plainRow`'s way (false: every row the general
+    /// scan's, which the fuzz target `csv-regions` compares it with).
+    let plainRows: Bool
+
+    package init(file: String, plainRows: Bool = true) {
+        self.file = file
+        self.plainRows = plainRows
+    }
 
     private static let requiredColumns = ["id", "lat", "lon", "radius"]
 
-    func read(_ bytes: [UInt8]) throws(RegionFileError) -> [Region] {
+    package func read(_ bytes: [UInt8]) throws(RegionFileError) -> [Region] {
         let result: Result<[Region], RegionFileError> = bytes.withPaddedBytes { buffer in
             do throws(RegionFileError) {
                 return .success(try read(buffer))
@@ -38,7 +46,23 @@ struct CSVRegionReader {
         // records without a malformed one.
         var problem: RegionFileError?
         var rowIndex = 0
-        while try scanner.next() {
+        while true {
+            // Most rows are plain (see `plainRow`): read straight from the file, no field list.
+            if plainRows, case .none = problem, let header = columns, let row = scanner.plainRow(header) {
+                defer { rowIndex += 1 }
+                let id = buffer.string(row.id)
+                if let first = ids.insert(Int32(regions.count), id: id, of: regions) {
+                    problem = fail("duplicate id \"\(id)\" (first used on line \(rowLines[Int(first)]))",
+                                   line: scanner.line, row: rowIndex, id: id)
+                    continue
+                }
+                regions.append(Region(
+                    id: id, shape: .circle(center: Coordinate(latitude: row.latitude, longitude: row.longitude), radius: row.radius),
+                    featureIndex: rowIndex))
+                rowLines.append(scanner.line)
+                continue
+            }
+            guard try scanner.next() else { break }
             if problem != nil { continue }
             guard let header = columns else {
                 do throws(RegionFileError) {
@@ -180,6 +204,73 @@ private struct RecordScanner {
             if quoted || count != 1 || !isBlank(0) { return true }
         }
         return false
+    }
+
+    /// The next record when it is a plain row, the form nearly every file's rows take: the
+    /// header's four fields and no more, ASCII with no quote, space or tab, a non-empty id that
+    /// fits, numbers in JSON's grammar with a valid latitude, longitude and radius, ending in LF,
+    /// CRLF or the file's end. Such a row is consumed and returned, as `next()` then `readRow`
+    /// would read it (the numbers by the same parser, from the same bytes); for any other record
+    /// (or at the file's end) nil, with nothing consumed: `next()` reads it and reports what is
+    /// wrong with it.
+    mutating func plainRow(_ columns: (id: Int, lat: Int, lon: Int, radius: Int, count: Int))
+        -> (id: Range<Int>, latitude: Double, longitude: Double, radius: Double)? {
+        guard columns.count == 4 else { return nil }
+        let n = bytes.count
+        var i = index
+        var id = 0..<0
+        var values = (0.0, 0.0, 0.0, 0.0)
+        for column in 0..<4 {
+            if column > 0 {
+                guard i < n && bytes[i] == Self.comma else { return nil }
+                i += 1
+            }
+            if column == columns.id {
+                let start = i
+                while i < n && bytes[i] != Self.comma {
+                    let b = bytes[i]
+                    // Printable ASCII but the quote: no trimming, quoting or UTF-8 to look at.
+                    guard b > 0x20 && b < 0x7F && b != Self.quote else { return nil }
+                    i += 1
+                }
+                guard i > start, InputLimits.identifierFits(byteCount: i - start) else { return nil }
+                id = start..<i
+            } else {
+                var value = 0.0
+                let end = NumberParser.parse(bytes, i, n, &value)
+                guard end > i, value.isFinite else { return nil }
+                i = end
+                switch column {
+                case 0: values.0 = value
+                case 1: values.1 = value
+                case 2: values.2 = value
+                default: values.3 = value
+                }
+            }
+        }
+        if i < n {
+            if bytes[i] == Self.lf {
+                i += 1
+            } else if bytes[i] == Self.cr && i + 1 < n && bytes[i + 1] == Self.lf {
+                i += 2
+            } else {
+                return nil
+            }
+        }
+        func value(_ column: Int) -> Double {
+            switch column {
+            case 0: return values.0
+            case 1: return values.1
+            case 2: return values.2
+            default: return values.3
+            }
+        }
+        let latitude = value(columns.lat), longitude = value(columns.lon), radius = value(columns.radius)
+        guard (-90...90).contains(latitude), (-180...180).contains(longitude), radius > 0 else { return nil }
+        index = i
+        line = nextLine
+        nextLine += 1
+        return (id, latitude, longitude, radius)
     }
 
     /// The field as the String the reader compares and reports, spaces and tabs trimmed.

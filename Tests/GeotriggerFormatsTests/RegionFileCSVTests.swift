@@ -1,7 +1,7 @@
 import Testing
 
 @testable import GeotriggerCore
-import GeotriggerFormats
+@testable import GeotriggerFormats
 
 private func parse(_ text: String, fileName: String = "regions.csv") throws(RegionFileError) -> [Region] {
     try RegionFile.parse(bytes: Array(text.utf8), fileName: fileName)
@@ -78,6 +78,37 @@ struct RegionFileCSVTests {
             #expect(center.latitude.bitPattern == e.0.bitPattern && center.longitude.bitPattern == e.1.bitPattern
                     && radius.bitPattern == e.2.bitPattern, "\(region.id)")
         }
+    }
+
+    /// Plain rows (the generator's and most exports' form) are read straight from the file; any
+    /// other record goes the general way. Both ways must read the same regions to the bit, or
+    /// fail with the same error at the same line, whatever mixes of rows a file has.
+    @Test(arguments: [
+        "id,lat,lon,radius\na,1.5,-2,10\nb,0,0,1e3\nc,-90,180,0.5",
+        "id,lat,lon,radius\r\na,1.5,-2,10\r\nb,0,0,1e3\r\n",
+        "radius,lon,lat,id\n10,-2,1.5,a\r\n1e3,0,0,b\r\n",
+        "id,lat,lon,radius\na ,1,2,3\nb,+1,2,3\nc,1, 2,3\nd,1,2,3 \n\"e\",1,2,3\nf,1,2,3\r\ng,1,2,3\rh\n",
+        "id,lat,lon,radius\na,1,2,3\nb,1,2,3\n\n\nc,01,2,3\nd,1.,2,3\ne,1,2,3e1\nf,-0,-0,3\n",
+        "id,lat,lon,radius\na,1,2,3\nb,1,2,3\na,4,5,6\n",
+        "id,lat,lon,radius\na,1,2,3\nb,91,2,3\n",
+        "id,lat,lon,radius\na,1,2,3\nb,1,2,0\nc,1,2\n",
+        "id,lat,lon,radius\na,1,2,3\nb,1,2,-0\n",
+        "id,lat,lon,radius\na,1,2,3\nb\u{7F},1,2,3\nc\u{E9},1,2,3\n",
+        "id,lat,lon,radius\n" + String(repeating: "x", count: 300) + ",1,2,3\n",
+        "id,lat,lon,radius,note\na,1,2,3,n\n",
+        "id,lat,lon,radius\na,1,2,3,\n",
+        "id,lat,lon,radius\na,1,2,3\nb,1,2,3,\"x\ny\"\nc,1,2,-1\n",
+    ])
+    func plainRowsReadAsTheGeneralScan(document: String) {
+        func read(_ plainRows: Bool) -> Result<[String], RegionFileError> {
+            Result { () throws(RegionFileError) in
+                try CSVRegionReader(file: "r.csv", plainRows: plainRows).read(Array(document.utf8)).map { r in
+                    guard case .circle(let c, let radius) = r.shape else { return "\(r.id) not a circle" }
+                    return "\(r.id) \(r.featureIndex) \(c.latitude.bitPattern) \(c.longitude.bitPattern) \(radius.bitPattern)"
+                }
+            }
+        }
+        #expect(read(true) == read(false))
     }
 
     @Test func acceptsAHeaderWithoutRows() throws {

@@ -12,7 +12,8 @@ enum RegionsTargets {
             check: { geojson($0) }),
         FuzzTarget(
             name: "csv-regions",
-            about: "CSV regions: an accepted file's circles, written back as CSV with every id quoted and as GeoJSON, "
+            about: "CSV regions: the plain rows' way reads what the general scan reads (regions to the bit, or the "
+                + "same error); an accepted file's circles, written back as CSV with every id quoted and as GeoJSON, "
                 + "read again the same",
             check: { csv($0) }),
         FuzzTarget(
@@ -49,7 +50,16 @@ enum RegionsTargets {
 
     static func csv(_ bytes: UnsafeRawBufferPointer) -> [String] {
         var findings = Findings()
-        guard let regions = try? RegionFile.parse(bytes: Array(bytes), fileName: "fuzz.csv") else { return [] }
+        let array = Array(bytes)
+        let fast = Result { () throws(RegionFileError) in try CSVRegionReader(file: "fuzz.csv").read(array) }
+        let general = Result { () throws(RegionFileError) in try CSVRegionReader(file: "fuzz.csv", plainRows: false).read(array) }
+        switch (fast, general) {
+        case (.success(let a), .success(let b)): compare(a, "plain rows", b, "the general scan", &findings)
+        case (.failure(let a), .failure(let b)): findings.expect(a == b, "plain rows: \(a); the general scan: \(b)")
+        case (.success(let a), .failure(let e)): findings.add("plain rows read \(a.count) regions, the general scan refused: \(e)")
+        case (.failure(let e), .success(let b)): findings.add("plain rows refused (\(e)), the general scan read \(b.count) regions")
+        }
+        guard let regions = try? RegionFile.parse(bytes: array, fileName: "fuzz.csv") else { return findings.problems }
         var quoted = "id,lat,lon,radius\r\n"
         var geojson = #"{"type":"FeatureCollection","features":["#
         for (k, r) in regions.enumerated() {
