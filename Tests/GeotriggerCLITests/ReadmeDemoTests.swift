@@ -8,8 +8,10 @@ struct ReadmeDemoTests {
     @Test("the first command's events are the README's, first lines first, and it draws the map")
     func firstCommand() throws {
         let readme = try String(contentsOf: CLI.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let command = try #require(readme.split(separator: "\n").first { $0.hasPrefix("scripts/bootstrap && swift run -c release geotrigger ") })
-        var arguments = command.components(separatedBy: "geotrigger ")[1].split(separator: " ").map(String.init)
+        let command = try #require(readme.split(separator: "\n").first {
+            $0.hasPrefix("scripts/bootstrap && swift build -c release --static-swift-stdlib --product geotrigger && .build/release/geotrigger ")
+        })
+        var arguments = command.components(separatedBy: ".build/release/geotrigger ")[1].split(separator: " ").map(String.init)
         let dir = try CLI.temporaryDirectory()
         let map = dir.appendingPathComponent("demo-map.html")
         let k = try #require(arguments.firstIndex(of: "--map"))
