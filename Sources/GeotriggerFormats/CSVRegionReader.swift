@@ -47,52 +47,45 @@ package struct CSVRegionReader {
         var problem: RegionFileError?
         var rowIndex = 0
         while true {
+            let row: (id: String, center: Coordinate, radius: Double)
             // Most rows are plain (see `plainRow`): read straight from the file, no field list.
-            if plainRows, case .none = problem, let header = columns, let row = scanner.plainRow(header) {
-                defer { rowIndex += 1 }
-                let id = buffer.string(row.id)
-                if let first = ids.insert(Int32(regions.count), id: id, of: regions) {
-                    problem = fail("duplicate id \"\(id)\" (first used on line \(rowLines[Int(first)]))",
-                                   line: scanner.line, row: rowIndex, id: id)
+            if plainRows, case .none = problem, let header = columns, let plain = scanner.plainRow(header) {
+                row = (buffer.string(plain.id), plain.center, plain.radius)
+            } else {
+                guard try scanner.next() else { break }
+                if problem != nil { continue }
+                guard let header = columns else {
+                    do throws(RegionFileError) {
+                        columns = try readHeader(scanner)
+                        var lines = 0
+                        var from = 0
+                        while let nl = buffer.firstIndex(of: 0x0A, in: from..<buffer.count) {
+                            lines += 1
+                            from = nl + 1
+                        }
+                        regions.reserveCapacity(lines)
+                        rowLines.reserveCapacity(lines)
+                        ids = RegionIDSlots(capacity: lines)
+                    } catch {
+                        problem = error
+                    }
                     continue
                 }
-                regions.append(Region(
-                    id: id, shape: .circle(center: Coordinate(latitude: row.latitude, longitude: row.longitude), radius: row.radius),
-                    featureIndex: rowIndex))
-                rowLines.append(scanner.line)
-                continue
-            }
-            guard try scanner.next() else { break }
-            if problem != nil { continue }
-            guard let header = columns else {
                 do throws(RegionFileError) {
-                    columns = try readHeader(scanner)
-                    var lines = 0
-                    var from = 0
-                    while let nl = buffer.firstIndex(of: 0x0A, in: from..<buffer.count) {
-                        lines += 1
-                        from = nl + 1
-                    }
-                    regions.reserveCapacity(lines)
-                    rowLines.reserveCapacity(lines)
-                    ids = RegionIDSlots(capacity: lines)
+                    row = try readRow(scanner, header, rowIndex: rowIndex)
                 } catch {
                     problem = error
+                    continue
                 }
-                continue
             }
             defer { rowIndex += 1 }
-            do throws(RegionFileError) {
-                let region = try readRow(scanner, header, rowIndex: rowIndex)
-                if let first = ids.insert(Int32(regions.count), id: region.id, of: regions) {
-                    throw fail("duplicate id \"\(region.id)\" (first used on line \(rowLines[Int(first)]))",
-                               line: scanner.line, row: rowIndex, id: region.id)
-                }
-                regions.append(region)
-                rowLines.append(scanner.line)
-            } catch {
-                problem = error
+            if let first = ids.insert(Int32(regions.count), id: row.id, of: regions) {
+                problem = fail("duplicate id \"\(row.id)\" (first used on line \(rowLines[Int(first)]))",
+                               line: scanner.line, row: rowIndex, id: row.id)
+                continue
             }
+            regions.append(Region(id: row.id, shape: .circle(center: row.center, radius: row.radius), featureIndex: rowIndex))
+            rowLines.append(scanner.line)
         }
         if let problem { throw problem }
         guard columns != nil else {
@@ -121,7 +114,7 @@ package struct CSVRegionReader {
 
     private func readRow(
         _ record: RecordScanner, _ header: (id: Int, lat: Int, lon: Int, radius: Int, count: Int), rowIndex: Int
-    ) throws(RegionFileError) -> Region {
+    ) throws(RegionFileError) -> (id: String, center: Coordinate, radius: Double) {
         let line = record.line
         guard record.count == header.count else {
             throw fail("row has \(record.count) fields, the header has \(header.count)", line: line, row: rowIndex)
@@ -146,9 +139,7 @@ package struct CSVRegionReader {
         if let problem = coordinateProblem(latitude: latitude, longitude: longitude) ?? radiusProblem(radius) {
             throw fail(problem, line: line, row: rowIndex, id: id)
         }
-        return Region(
-            id: id, shape: .circle(center: Coordinate(latitude: latitude, longitude: longitude), radius: radius),
-            featureIndex: rowIndex)
+        return (id, Coordinate(latitude: latitude, longitude: longitude), radius)
     }
 
     /// A finite decimal number (`12`, `-3.5`, `1e3`); no `nan`, `inf` or hex.
@@ -214,12 +205,12 @@ private struct RecordScanner {
     /// (or at the file's end) nil, with nothing consumed: `next()` reads it and reports what is
     /// wrong with it.
     mutating func plainRow(_ columns: (id: Int, lat: Int, lon: Int, radius: Int, count: Int))
-        -> (id: Range<Int>, latitude: Double, longitude: Double, radius: Double)? {
+        -> (id: Range<Int>, center: Coordinate, radius: Double)? {
         guard columns.count == 4 else { return nil }
         let n = bytes.count
         var i = index
         var id = 0..<0
-        var values = (0.0, 0.0, 0.0, 0.0)
+        var latitude = 0.0, longitude = 0.0, radius = 0.0
         for column in 0..<4 {
             if column > 0 {
                 guard i < n && bytes[i] == Self.comma else { return nil }
@@ -240,37 +231,19 @@ private struct RecordScanner {
                 let end = NumberParser.parse(bytes, i, n, &value)
                 guard end > i, value.isFinite else { return nil }
                 i = end
-                switch column {
-                case 0: values.0 = value
-                case 1: values.1 = value
-                case 2: values.2 = value
-                default: values.3 = value
-                }
+                if column == columns.lat { latitude = value } else if column == columns.lon { longitude = value } else { radius = value }
             }
         }
         if i < n {
-            if bytes[i] == Self.lf {
-                i += 1
-            } else if bytes[i] == Self.cr && i + 1 < n && bytes[i + 1] == Self.lf {
-                i += 2
-            } else {
-                return nil
-            }
+            let lineBreak = lineBreakLength(at: i)
+            guard lineBreak > 0 else { return nil }
+            i += lineBreak
         }
-        func value(_ column: Int) -> Double {
-            switch column {
-            case 0: return values.0
-            case 1: return values.1
-            case 2: return values.2
-            default: return values.3
-            }
-        }
-        let latitude = value(columns.lat), longitude = value(columns.lon), radius = value(columns.radius)
         guard (-90...90).contains(latitude), (-180...180).contains(longitude), radius > 0 else { return nil }
         index = i
         line = nextLine
         nextLine += 1
-        return (id, latitude, longitude, radius)
+        return (id, Coordinate(latitude: latitude, longitude: longitude), radius)
     }
 
     /// The field as the String the reader compares and reports, spaces and tabs trimmed.
@@ -427,8 +400,12 @@ private struct RecordScanner {
     }
 
     /// True at a line break (LF or CRLF).
-    private func atLineEnd() -> Bool {
-        bytes[index] == Self.lf || (bytes[index] == Self.cr && index + 1 < bytes.count && bytes[index + 1] == Self.lf)
+    private func atLineEnd() -> Bool { lineBreakLength(at: index) > 0 }
+
+    /// The length of the line break at `i` (within the file): 1 for LF, 2 for CRLF, else 0.
+    private func lineBreakLength(at i: Int) -> Int {
+        if bytes[i] == Self.lf { return 1 }
+        return bytes[i] == Self.cr && i + 1 < bytes.count && bytes[i + 1] == Self.lf ? 2 : 0
     }
 
     /// An error at the line being scanned.
