@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import GeotriggerCore
+import GeotriggerRuntime
 
 /// Decodes CSV readings: a header row naming the columns, then one record per row.
 ///
@@ -23,7 +24,10 @@ public final class CSVDecoder: ReadingDecoder {
     /// The header is `t,device,lat,lon` or `t,device,lat,lon,accuracy`: rows are first offered to
     /// `plainRow`. Tests turn it off to compare with the general path.
     var plainColumns = false
-    var plainHasAccuracy = false
+    var plainHasAccuracy: Bool {
+        get { plain.hasAccuracy }
+        set { plain.hasAccuracy = newValue }
+    }
     var plainRowsAllowed = true
     public var lineNumber: Int { framing.lineNumber }
     public func whenIdle(_ body: @escaping () -> Void) { framing.whenIdle(body) }
@@ -47,19 +51,21 @@ public final class CSVDecoder: ReadingDecoder {
 
     public init(
         fd: Int32, ownsDescriptor: Bool = false, sourceName: String, defaultDevice: String? = nil,
-        bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20
+        bufferSize: Int = 1 << 20, maxLineLength: Int = 1 << 20, mapsFile: Bool = false
     ) {
         self.sourceName = sourceName
         self.framing = LineFraming(
             fd: fd, ownsDescriptor: ownsDescriptor, defaultDevice: defaultDevice,
-            bufferSize: bufferSize, maxLineLength: maxLineLength)
+            bufferSize: bufferSize, maxLineLength: maxLineLength, mapsFile: mapsFile)
     }
 
     /// Whether the last row `next()` decided was a plain row: the fast lane
     /// (`drainPlainFixes`) tries rows only then, so a file of other rows is not parsed twice.
     private var lastWasPlain = false
-    /// The last plain row's time, reused by the next row of the same tick.
-    @exclusivity(unchecked) private var times = PlainLine.RepeatedNumber()
+    /// `decodeAhead(on:)` was asked for and waits for the first plain row.
+    private var spareForAhead: (spare: SpareWork, chunkBytes: Int, ring: Int)?
+    /// The plain-row grammar under the header read, and the last time it read.
+    @exclusivity(unchecked) private var plain = CSVPlainRow()
 
     public func next() -> DecodeStep {
         framing.next { p in
@@ -164,48 +170,10 @@ public final class CSVDecoder: ReadingDecoder {
     @inline(__always)
     func plainRow(_ p: PaddedBytes, _ n: Int) -> Bool {
         var row = PlainFix()
-        guard plainRowEnd(p, n, last: n + 1, &row) == n else { return false }
+        guard plain.rowEnd(p, n, last: n + 1, &row) == n else { return false }
         framing.acceptFix(t: row.t, device: p.view(from: row.deviceStart, count: row.deviceCount),
                           latitude: row.latitude, longitude: row.longitude, accuracy: row.accuracy)
         return true
-    }
-
-    /// `plainRow`'s grammar over `p[0..<n]`, the last number's end limited by `last` instead:
-    /// the index just after the last number (where the row must end), or -1.
-    @inline(__always)
-    private func plainRowEnd(_ p: PaddedBytes, _ n: Int, last: Int, _ row: inout PlainFix) -> Int {
-        let comma = UInt8(ascii: ",")
-        var i = times.number(p, 0, n, &row.t)
-        guard i > 0, p[i] == comma, InputLimits.timeIsWritable(row.t) else { return -1 }
-        let deviceStart = i + 1
-        i = PlainLine.nameEnd(p, from: deviceStart, n, also: comma)
-        let space = UInt8(ascii: " ")
-        guard i >= 0, p[i] == comma, i > deviceStart, p[deviceStart] != space, p[i - 1] != space,
-              InputLimits.identifierFits(byteCount: i - deviceStart)
-        else { return -1 }
-        row.deviceStart = deviceStart
-        row.deviceCount = i - deviceStart
-        i = PlainLine.number(p, i + 1, n, &row.latitude)
-        guard i > 0, p[i] == comma, row.latitude >= -90 && row.latitude <= 90 else { return -1 }
-        i = PlainLine.number(p, i + 1, plainHasAccuracy ? n : last, &row.longitude)
-        guard i > 0, row.longitude >= -180 && row.longitude <= 180 else { return -1 }
-        if plainHasAccuracy {
-            guard i < n, p[i] == comma else { return -1 }
-            i = PlainLine.number(p, i + 1, last, &row.accuracy)
-            guard i > 0, row.accuracy >= 0 else { return -1 }
-        }
-        return i
-    }
-
-    /// `plainRow` on bytes that run on past the row (the reader's buffer): the row's length if it
-    /// is plain and ends in a newline or CR LF within `available` bytes, else -1.
-    @inline(__always)
-    private func plainRowLength(_ p: PaddedBytes, _ available: Int, _ row: inout PlainFix) -> Int {
-        let end = plainRowEnd(p, available, last: available, &row)
-        guard end >= 0 else { return -1 }
-        // A number ends before its limit, so p[end] is buffered.
-        if p[end] == 0x0A { return end }
-        return p[end] == 0x0D && end + 1 < available && p[end + 1] == 0x0A ? end : -1
     }
 
     /// Hands the plain rows that follow in the read buffer to `body` as fixes, while it returns
@@ -215,7 +183,12 @@ public final class CSVDecoder: ReadingDecoder {
     public func drainPlainFixes(_ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                                          _ longitude: Double, _ accuracy: Double) -> Bool) {
         guard lastWasPlain else { return }
-        framing.drainFixes({ p, row in plainRowLength(p, p.count, &row) }, body)
+        if let (spare, chunkBytes, ring) = spareForAhead {
+            // The grammar is the header's, known once a plain row has been read.
+            spareForAhead = nil
+            framing.decodeAhead(with: plain, on: spare, chunkBytes: chunkBytes, ring: ring)
+        }
+        framing.drainFixes({ p, row in plain.lineLength(p, p.count, &row) }, body)
     }
 
     /// Parses one data row into the framing's reading; returns why it is rejected, if it is.
@@ -260,4 +233,13 @@ public final class CSVDecoder: ReadingDecoder {
         if badUTF8 { return .invalidUTF8 }
         return framing.accept(f)
     }
+}
+
+extension CSVDecoder: DecodesAhead {
+    /// From the first plain row on (the header decides the grammar).
+    package func decodeAhead(on spare: SpareWork, chunkBytes: Int, ring: Int) {
+        spareForAhead = (spare, chunkBytes, ring)
+    }
+
+    package var decodedAhead: (decoded: Int, lookedUp: Int) { framing.decodedAhead }
 }

@@ -1,4 +1,5 @@
 import GeotriggerCore
+import GeotriggerRuntime
 /// The line-by-line half of the NDJSON and CSV decoders, so both count lines, skip blanks, reject
 /// over-long lines and keep the record's bytes in exactly the same way.
 ///
@@ -185,10 +186,18 @@ final class LineFraming {
     func drainFixes(_ whole: (_ buffered: PaddedBytes, _ fix: inout PlainFix) -> Int,
                     _ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                              _ longitude: Double, _ accuracy: Double) -> Bool) {
+        // Held by `self` throughout; unretained, as the optimizer otherwise retains and releases
+        // it for every line.
+        let ahead = self.ahead.map { Unmanaged.passUnretained($0) }
         while let rest = reader.buffered, rest.count > 0 {
             // A fresh one for each line: a line without an accuracy leaves it NaN.
             var fix = PlainFix()
-            let length = whole(rest, &fix)
+            var length = -1
+            if let ahead {
+                let offset = reader.consumed
+                length = ahead._withUnsafeGuaranteedRef { $0.fix(at: offset, in: rest, &fix) }
+            }
+            if length < 0 { length = whole(rest, &fix) }
             guard length >= 0 && length <= reader.maxLineLength else { return }
             let l = reader.takeLine(length: length)
             lineNumber = reader.lineNumber
@@ -197,6 +206,26 @@ final class LineFraming {
             if !body(fix.t, device, fix.latitude, fix.longitude, fix.accuracy) { return }
         }
     }
+
+    /// Plain fixes decoded ahead by other threads (`decodeAhead`), or nil.
+    @exclusivity(unchecked) private var ahead: DecodeAhead?
+
+    /// Has threads with nothing else to do (`spare`) decode plain lines ahead of this reader
+    /// with copies of `grammar` (`DecodeAhead`), which `drainFixes` then looks up; only for a
+    /// mapped file, and once. False if it does not.
+    @discardableResult
+    func decodeAhead<Parser: PlainLineParser>(with grammar: Parser, on spare: SpareWork,
+                                              chunkBytes: Int = 64 << 10, ring: Int = 16) -> Bool {
+        guard ahead == nil, let file = reader.mappedFile else { return false }
+        let ahead = DecodeAhead(file: file, of: reader, maxLineLength: reader.maxLineLength, from: reader.consumed,
+                                parser: grammar, chunkBytes: chunkBytes, ring: ring)
+        self.ahead = ahead
+        spare.post { ahead.work() }
+        return true
+    }
+
+    /// Lines decoded ahead, and those whose fix the lane took from there (`DecodeAhead.counts`).
+    var decodedAhead: (decoded: Int, lookedUp: Int) { ahead?.counts ?? (0, 0) }
 
     @inline(never)
     private func growScratch(_ n: Int) {

@@ -67,6 +67,9 @@ final class LineReader {
     /// Whether the input is a mapped file (`mapsFile`): its lines then stay where they are, and
     /// valid, for as long as the reader.
     private(set) var mapped = false
+    /// The whole input, when it is a mapped file (`DecodeAhead` reads it too): valid while the
+    /// reader is.
+    var mappedFile: PaddedBytes? { mapped ? buffer.bytes(from: 0, count: capacity) : nil }
     /// Bytes of the input taken so far, for progress: those read, or a mapped file's up to the
     /// next line.
     var bytesRead: Int { mapped ? consumed : readCount }

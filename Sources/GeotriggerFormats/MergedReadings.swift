@@ -1,4 +1,5 @@
 import GeotriggerCore
+import GeotriggerRuntime
 /// Merges several decoders into one stream in time order.
 ///
 /// Each input is assumed to be in time order on its own; readings come out in order of `t`, ties
@@ -266,6 +267,19 @@ public final class MergedReadings {
     public var passedOver: [String: Int] {
         sources.reduce(into: [:]) { all, s in all.merge(s.passedOver, uniquingKeysWith: +) }
     }
+    /// Has the one source's plain lane decoded ahead by threads with nothing else to do
+    /// (`DecodesAhead`), where it can; false where it cannot (several sources, another format,
+    /// an input that is not a mapped file).
+    @discardableResult
+    package func decodeAhead(on spare: SpareWork) -> Bool {
+        guard let single = single as? DecodesAhead else { return false }
+        single.decodeAhead(on: spare)
+        return true
+    }
+
+    /// Lines decoded ahead, and those the plain lane took from there (`decodeAhead(on:)`).
+    package var decodedAhead: (decoded: Int, lookedUp: Int) { (single as? DecodesAhead)?.decodedAhead ?? (0, 0) }
+
     /// The plain lane (`ReadingDecoder.drainPlainFixes`): the one source's own; with several, their
     /// fixes in the merge's order while the next reading is a fix (each source's first readings,
     /// any other reading and a rejected record come through `next()`).

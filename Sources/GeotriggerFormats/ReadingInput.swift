@@ -91,8 +91,8 @@ public enum ReadingInput {
     ///
     /// `device` names the device of every GPX or NMEA fix (default: the file name without
     /// extension, `stdin` for standard input); for NDJSON and CSV it is the device of records
-    /// that have none. `mapsFile`: a regular file of lines (NDJSON, NMEA, gpsd; not CSV, and not
-    /// GPX, read whole) is mapped into memory rather than read (`LineReader`), for a run of many
+    /// that have none. `mapsFile`: a regular file of lines (NDJSON, CSV, NMEA, gpsd; not GPX, read
+    /// whole) is mapped into memory rather than read (`LineReader`), for a run of many
     /// inputs.
     public static func open(path: String, format: ReadingFormat? = nil, device: String? = nil,
                             mapsFile: Bool = false) throws -> any ReadingDecoder {
@@ -213,7 +213,8 @@ public enum ReadingInput {
             return NDJSONDecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, defaultDevice: device,
                                  mapsFile: mapsFile)
         case .csv:
-            return CSVDecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, defaultDevice: device)
+            return CSVDecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, defaultDevice: device,
+                              mapsFile: mapsFile)
         case .gpx:
             let name = sourceName == "-" ? (device ?? "stdin") : device
             return GPXDecoder(fd: fd, ownsDescriptor: ownsDescriptor, sourceName: sourceName, device: name)

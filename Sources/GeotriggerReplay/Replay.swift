@@ -221,7 +221,8 @@ public final class Replay {
 
         // Open every input before reading any, so a missing file stops the run cleanly.
         let paths = config.inputs.isEmpty ? ["-"] : config.inputs
-        let decoders = try Self.openInputs(paths, format: config.format, device: config.device)
+        let decoders = try Self.openInputs(paths, format: config.format, device: config.device,
+                                           mapsFiles: config.jobs > 1)
         tally.inputs = decoders.count
         tally.eventsToStandardOutput = config.outputPath == nil || config.outputPath == "-"
         // For the progress bar only: a stat of each of a fleet's thousands of logs is not free.
@@ -462,9 +463,12 @@ public final class Replay {
 
     /// Every input opened before any is read, so a missing file stops the run cleanly, with the
     /// exit status SPEC §2 gives it (`replay` and `convert`).
-    /// With several inputs, regular files are mapped rather than read (`LineReader`'s `mapsFile`).
-    static func openInputs(_ paths: [String], format: ReadingFormat?, device: String?) throws -> [any ReadingDecoder] {
-        let several = paths.count > 1
+    /// With several inputs, regular files are mapped rather than read (`LineReader`'s `mapsFile`);
+    /// with one, where `mapsFiles` says so (`--jobs`, whose jobs decode the file ahead of the
+    /// reader: `DecodeAhead`).
+    static func openInputs(_ paths: [String], format: ReadingFormat?, device: String?,
+                           mapsFiles: Bool = false) throws -> [any ReadingDecoder] {
+        let several = paths.count > 1 || mapsFiles
         return try paths.map { path in
             do {
                 return try ReadingInput.open(path: path, format: format, device: device, mapsFile: several)

@@ -280,9 +280,9 @@ final class ReplayJob {
         var regionEventTable: RegionEventTable { job._withUnsafeGuaranteedRef { $0.writer.regionEventTable } }
     }
 
-    func run(input: JobQueue<JobBatch>, output: JobQueue<JobResult>) {
+    func run(input: JobQueue<JobBatch>, output: JobQueue<JobResult>, spare: SpareWork) {
         while true {
-            let batch = input.pop()
+            let batch = input.pop(whileEmpty: spare)
             apply(batch)
             var result = JobResult(job: job, bytes: memory.takeBlock(replacingWith: batch.spareBytes), tags: tags,
                                    rejections: rejections,

@@ -90,6 +90,10 @@ private final class JobRun {
         let inputs = (0..<jobs).map { _ in JobQueue<JobBatch>(capacity: 4) }
         self.inputs = inputs
         let results = results
+        // Between batches the jobs decode the input ahead of this thread, which then only looks
+        // each plain line's fix up (`DecodeAhead`).
+        let spare = SpareWork()
+        merged.decodeAhead(on: spare)
         // The other jobs read its circle tables and tree (each with its own GEOS context and
         // query scratch); from here on only job 0 uses `index` itself.
         let shared = index.sharedWithThreads()
@@ -98,7 +102,7 @@ private final class JobRun {
             JobThread {
                 let job = j == 0 ? ReplayJob(job: j, setup: setup, index: handoff.index)
                     : ReplayJob(job: j, setup: setup, sharing: shared)
-                job.run(input: inputs[j], output: results)
+                job.run(input: inputs[j], output: results, spare: spare)
             }
         }
         merge = JobMerge(jobs: jobs, strict: config.strict)

@@ -97,6 +97,23 @@ package final class JobQueue<Item: Sendable>: @unchecked Sendable {
         return item
     }
 
+    /// The first item queued; while there is none, `spare` is run (work another thread would
+    /// otherwise do itself, `SpareWork`) until it has nothing to do, and then the wait begins.
+    package func pop(whileEmpty spare: SpareWork) -> Item {
+        pthread_mutex_lock(mutex)
+        while count == 0 {
+            pthread_mutex_unlock(mutex)
+            let worked = spare.run()
+            pthread_mutex_lock(mutex)
+            if !worked {
+                while count == 0 { pthread_cond_wait(notEmpty, mutex) }
+            }
+        }
+        let item = take()
+        pthread_mutex_unlock(mutex)
+        return item
+    }
+
     /// The first item queued, if there is one, without waiting.
     package func popIfAny() -> Item? {
         pthread_mutex_lock(mutex)
@@ -125,5 +142,39 @@ package final class JobQueue<Item: Sendable>: @unchecked Sendable {
         }
         pthread_cond_signal(notFull)
         return item
+    }
+}
+
+/// Work that threads with nothing else to do may take on (the jobs of `replay --jobs` between
+/// batches: decoding the input ahead of the reader, `DecodeAhead`). A task does one piece of
+/// work and says whether it found any.
+///
+/// `@unchecked Sendable`: `tasks` is touched only with `mutex` held, and every task is
+/// `@Sendable`.
+package final class SpareWork: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private var tasks: [@Sendable () -> Bool] = []
+
+    package init() {
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    package func post(_ task: @escaping @Sendable () -> Bool) {
+        pthread_mutex_lock(mutex)
+        tasks.append(task)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// One piece of work of the first task that has any: true if some was done.
+    package func run() -> Bool {
+        pthread_mutex_lock(mutex)
+        let now = tasks
+        pthread_mutex_unlock(mutex)
+        return now.contains { $0() }
     }
 }

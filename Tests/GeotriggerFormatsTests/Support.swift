@@ -63,11 +63,15 @@ extension NDJSONDecoder: FastLaneDecoder {}
 extension CSVDecoder: FastLaneDecoder {}
 
 /// `drain`, as the replay loop reads: the fast lane's fixes first, then one step of `next()`,
-/// again and again. What the lane hands over is seen as `next()` shows a reading.
-func drainWithFastLane(_ d: some FastLaneDecoder, limit: Int = 1_000_000) -> (seen: [Seen], fromLane: Int) {
+/// again and again. What the lane hands over is seen as `next()` shows a reading. The lane
+/// stops every `pause` lines (as the replay's stops to send batches), and `help` runs before
+/// each turn of the lane.
+func drainWithFastLane(_ d: some FastLaneDecoder, limit: Int = 1_000_000, pause: Int = .max,
+                       help: () -> Void = {}) -> (seen: [Seen], fromLane: Int) {
     var out: [Seen] = []
     var fromLane = 0
     while out.count < limit {
+        help()
         d.drainPlainFixes { t, device, latitude, longitude, accuracy in
             var s = Seen(step: .reading, line: d.lineNumber, text: String(decoding: d.rejectedLine, as: UTF8.self))
             s.t = t
@@ -77,7 +81,7 @@ func drainWithFastLane(_ d: some FastLaneDecoder, limit: Int = 1_000_000) -> (se
             s.accuracy = accuracy
             out.append(s)
             fromLane += 1
-            return out.count < limit
+            return out.count < limit && fromLane % pause != 0
         }
         let step = d.next()
         if step == .end { break }

@@ -8,15 +8,15 @@ enum ReadingsTargets {
     static let all: [FuzzTarget] = [
         FuzzTarget(
             name: "ndjson-readings",
-            about: "NDJSON readings: the replay loop's plain-fix lane (on the file read, and mapped), next() alone with a buffer of one line, "
+            about: "NDJSON readings: the replay loop's plain-fix lane (on the file read, mapped, and decoded ahead), next() alone with a buffer of one line, "
                 + "each line lent as a Kafka message, and each record with a CR after its brace (the general "
                 + "reader, never the plain lane) decide every line the same; every reading is valid; a resumed "
                 + "decoder reads on the same",
             check: { ndjson($0) }),
         FuzzTarget(
             name: "csv-readings",
-            about: "CSV readings: the replay loop's plain-row lane and next() alone with a buffer of one line "
-                + "decide every row the same; every reading is valid; a resumed decoder reads on the same",
+            about: "CSV readings: the replay loop's plain-row lane (on the file read, and mapped and decoded ahead) "
+                + "and next() alone with a buffer of one line decide every row the same; every reading is valid; a resumed decoder reads on the same",
             check: { csv($0) }),
         FuzzTarget(
             name: "gpx",
@@ -75,6 +75,11 @@ enum ReadingsTargets {
                                 mapsFile: true), lane: true)
         }
         compare(lane, "the plain-fix lane with a roomy buffer", mapped, "the plain-fix lane, the file mapped", &findings)
+        let ahead = ndjsonFile.withDescriptor(bytes) { fd in
+            decodedAhead(NDJSONDecoder(fd: fd, sourceName: "ahead", defaultDevice: "default", maxLineLength: maxLine,
+                                       mapsFile: true), bytes)
+        }
+        compare(lane, "the plain-fix lane with a roomy buffer", ahead, "the plain-fix lane, decoded ahead", &findings)
         validate(lane, &findings)
 
         // Each line lent as a Kafka message would be (the caller's bytes end at the record's last byte).
@@ -141,6 +146,11 @@ enum ReadingsTargets {
                   lane: false)
         }
         compare(lane, "the plain-row lane with a roomy buffer", tight, "next() with a one-line buffer", &findings)
+        let ahead = csvFile.withDescriptor(bytes) { fd in
+            decodedAhead(CSVDecoder(fd: fd, sourceName: "ahead", defaultDevice: "default", maxLineLength: maxLine,
+                                    mapsFile: true), bytes)
+        }
+        compare(lane, "the plain-row lane with a roomy buffer", ahead, "the plain-row lane, decoded ahead", &findings)
         validate(lane, &findings)
         resume(lane, bytes, csvFile, &findings) { fd in
             CSVDecoder(fd: fd, sourceName: "resumed", defaultDevice: "default", bufferSize: roomy, maxLineLength: maxLine)
@@ -380,6 +390,36 @@ enum ReadingsTargets {
                                     accuracy: accuracy))
                     return true
                 }
+            }
+            let step = d.next()
+            if step == .end { break }
+            out.append(Step(d, step))
+        }
+        return out
+    }
+
+    /// `drain` with the lane's lines decoded ahead (`replay --jobs`' jobs do it, `DecodeAhead`):
+    /// chunks of 1 to 256 bytes, 2 to 5 of them held (the input's first two bytes choose), the
+    /// lane stopping every 1 to 8 lines and the helpers then decoding 0 to 3 chunks (the bytes
+    /// of the input in turn choose).
+    static func decodedAhead(_ d: any ReadingDecoder & DecodesAhead, _ bytes: UnsafeRawBufferPointer) -> [Step] {
+        let spare = SpareWork()
+        let chunkBytes = bytes.count > 0 ? Int(bytes[0]) + 1 : 64
+        let ring = bytes.count > 1 ? Int(bytes[1]) % 4 + 2 : 2
+        d.decodeAhead(on: spare, chunkBytes: chunkBytes, ring: ring)
+        var out: [Step] = []
+        var turn = 0
+        @inline(__always) func choice() -> Int {
+            turn += 1
+            return bytes.isEmpty ? turn : Int(bytes[turn % bytes.count])
+        }
+        while out.count < 100_000 {
+            for _ in 0..<(choice() & 3) { _ = spare.run() }
+            var left = choice() & 7 + 1
+            d.drainPlainFixes { t, device, latitude, longitude, accuracy in
+                out.append(Step(lane: d, t: t, device: device, latitude: latitude, longitude: longitude, accuracy: accuracy))
+                left -= 1
+                return left > 0
             }
             let step = d.next()
             if step == .end { break }
