@@ -90,6 +90,8 @@ final class DecodeAhead: @unchecked Sendable {
 
     /// The mapped input, and its reader, which holds the mapping.
     private let file: PaddedBytes
+    /// Where the mapping begins (page-aligned), for `giveBack`.
+    private let base: UnsafeRawPointer
     private let owner: AnyObject
     private let size: Int
     private let chunks: Int
@@ -124,9 +126,10 @@ final class DecodeAhead: @unchecked Sendable {
     private var linesDecoded = 0
     @exclusivity(unchecked) private(set) var linesLookedUp = 0
 
-    /// `file`: the whole input, mapped by `owner`; the reader is at `offset`.
-    init<Parser: PlainLineParser>(file: PaddedBytes, of owner: AnyObject, maxLineLength: Int, from offset: Int,
-                                  parser: Parser, chunkBytes: Int = 64 << 10, ring: Int = 16) {
+    /// `file`: the whole input, mapped by `owner` at `base`; the reader is at `offset`.
+    init<Parser: PlainLineParser>(file: PaddedBytes, at base: UnsafeRawPointer, of owner: AnyObject, maxLineLength: Int,
+                                  from offset: Int, parser: Parser, chunkBytes: Int = 64 << 10, ring: Int = 16) {
+        self.base = base
         let chunkBytes = max(chunkBytes, 1), ring = max(ring, 2)
         self.chunkBytes = chunkBytes
         self.ring = ring
@@ -256,10 +259,30 @@ final class DecodeAhead: @unchecked Sendable {
         return length
     }
 
+    /// How far the file's pages have been given back (`giveBack`).
+    @exclusivity(unchecked) private var givenBack = 0
+
+    /// Gives back the pages of the file more than `keep` bytes behind the reader, every time it
+    /// has gone `keep` further: mapped pages once read stay counted in the process's resident
+    /// memory (a city's readings file, 80 MB, would be counted whole), though they are the
+    /// kernel's cached pages. Given back, they are still the file's: read again, they come
+    /// back from the kernel's cache.
+    private func giveBack(behind offset: Int) {
+        let keep = 1 << 20
+        guard offset - givenBack >= 2 * keep else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let end = (offset - keep) / page * page
+        guard end > givenBack else { return }
+        // A hint: whatever it answers, the bytes stay readable.
+        _ = madvise(UnsafeMutableRawPointer(mutating: base + givenBack), end - givenBack, MADV_DONTNEED)
+        givenBack = end
+    }
+
     /// The reader comes to the chunk holding `offset`: it claims it if nobody has (and decodes
     /// it itself), or takes its entries as the helper that claimed it publishes them.
     @inline(never)
     private func enter(_ offset: Int) {
+        giveBack(behind: offset)
         let chunk = offset / chunkBytes
         current = chunk
         currentStart = chunk * chunkBytes

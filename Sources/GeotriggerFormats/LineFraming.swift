@@ -217,7 +217,7 @@ final class LineFraming {
     func decodeAhead<Parser: PlainLineParser>(with grammar: Parser, on spare: SpareWork,
                                               chunkBytes: Int = 64 << 10, ring: Int = 16) -> Bool {
         guard ahead == nil, let file = reader.mappedFile else { return false }
-        let ahead = DecodeAhead(file: file, of: reader, maxLineLength: reader.maxLineLength, from: reader.consumed,
+        let ahead = DecodeAhead(file: file.bytes, at: file.base, of: reader, maxLineLength: reader.maxLineLength, from: reader.consumed,
                                 parser: grammar, chunkBytes: chunkBytes, ring: ring)
         self.ahead = ahead
         spare.post { ahead.work() }

@@ -69,7 +69,9 @@ final class LineReader {
     private(set) var mapped = false
     /// The whole input, when it is a mapped file (`DecodeAhead` reads it too): valid while the
     /// reader is.
-    var mappedFile: PaddedBytes? { mapped ? buffer.bytes(from: 0, count: capacity) : nil }
+    var mappedFile: (bytes: PaddedBytes, base: UnsafeRawPointer)? {
+        mapped ? (buffer.bytes(from: 0, count: capacity), buffer.address(of: 0)) : nil
+    }
     /// Bytes of the input taken so far, for progress: those read, or a mapped file's up to the
     /// next line.
     var bytesRead: Int { mapped ? consumed : readCount }
