@@ -39,14 +39,17 @@ extension DecodesAhead {
 /// with its own copy of the grammar (`PlainLineParser.lineLength` over the rest of the file,
 /// as the reader's own lane calls it over the rest of its buffer); a line it declines has no
 /// entry. The reader, on coming to a chunk nobody has claimed, claims it itself and decodes
-/// its lines the usual way; on one still being decoded, it decodes the usual way until the
-/// chunk is done. It never waits for a helper. So a fix looked up here is the one the
-/// reader's lane would have decoded from the same bytes, and where there is none, it decodes.
+/// its lines the usual way; on one still being decoded, it takes the entries the helper has
+/// published so far (every 256 lines) and decodes the usual way past them. It never waits for
+/// a helper. So a fix looked up here is the one the reader's lane would have decoded from the
+/// same bytes, and where there is none, it decodes.
 ///
 /// Only a mapped file (`LineReader`'s `mapsFile`): its bytes are where both sides read them,
 /// for as long as this object holds the mapping. `@unchecked Sendable`: the claim state is
 /// touched only under `mutex`; a slot's entries are written by the one helper that claimed
-/// its chunk (`busy`) and read by the reader only once `done` says so, both under the mutex.
+/// its chunk (`busy`) and read by the reader only up to the count the helper has published
+/// (`published`), both under the mutex. A slot is claimed again only once the reader has left
+/// its chunk (a helper claims at most `ring` - 1 chunks past the reader's).
 final class DecodeAhead: @unchecked Sendable {
     /// One plain line decoded ahead: where it begins in the input, its length (without its
     /// newline), where the device's bytes are in it, and the fix.
@@ -122,7 +125,7 @@ final class DecodeAhead: @unchecked Sendable {
     /// Lines until the reader looks again whether its chunk's helper has published more.
     @exclusivity(unchecked) private var untilCheck = 0
 
-    /// Lines decoded by helpers, for tests (under `mutex`).
+    /// Lines decoded by helpers (under `mutex`), and those the reader took (the reader's).
     private var linesDecoded = 0
     @exclusivity(unchecked) private(set) var linesLookedUp = 0
 
@@ -156,7 +159,8 @@ final class DecodeAhead: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Lines decoded by helpers so far, and those whose fix the reader took from them.
+    /// Lines decoded by helpers so far, and those whose fix the reader took from them (asked
+    /// on the reader's thread).
     var counts: (decoded: Int, lookedUp: Int) {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
@@ -299,8 +303,9 @@ final class DecodeAhead: @unchecked Sendable {
             let s = chunk % ring
             currentEntries = UnsafePointer(slots[s].entries)
             complete = done[s] == chunk
-            // A chunk passed over while it was decoded (a line longer than a chunk) may be
-            // another's by now: its slot's entries are then not this chunk's.
+            // A helper claimed this chunk, so its slot is either done with it or being filled
+            // with it (no helper may claim the slot again before the reader leaves the chunk);
+            // anything else would be a slot holding none of its entries: none are used.
             currentCount = complete || busy[s] ? published[s] : 0
             if !complete && !busy[s] { complete = true }
         }
