@@ -96,7 +96,6 @@ final class DecodeAhead: @unchecked Sendable {
     /// Where the mapping begins (page-aligned), for `giveBack`.
     private let base: UnsafeRawPointer
     private let owner: AnyObject
-    private let size: Int
     private let chunks: Int
     private let maxLineLength: Int
     /// A chunk's lines decoded into a slot, with a fresh copy of the grammar.
@@ -138,8 +137,7 @@ final class DecodeAhead: @unchecked Sendable {
         self.ring = ring
         self.file = file
         self.owner = owner
-        size = file.count
-        chunks = (size + chunkBytes - 1) / chunkBytes
+        chunks = (file.count + chunkBytes - 1) / chunkBytes
         self.maxLineLength = maxLineLength
         nextClaim = offset / chunkBytes
         readerChunk = nextClaim
@@ -207,6 +205,7 @@ final class DecodeAhead: @unchecked Sendable {
     private func decode<Parser: PlainLineParser>(_ chunk: Int, into slot: Slot, with grammar: inout Parser) {
         slot.count = 0
         let chunkStart = chunk * chunkBytes
+        let size = file.count
         let end = min(chunkStart + chunkBytes, size)
         var s = chunkStart
         if s > 0 {
@@ -221,7 +220,7 @@ final class DecodeAhead: @unchecked Sendable {
                 slot.append(Entry(offset: s, length: Int32(length), deviceStart: Int32(fix.deviceStart),
                                           deviceCount: Int32(fix.deviceCount), t: fix.t, latitude: fix.latitude,
                                           longitude: fix.longitude, accuracy: fix.accuracy))
-                s += length + (rest[length] == 0x0A ? 1 : 2)
+                s += length + rest.lineBreakLength(at: length)
                 if slot.count & 255 == 0 { publish(slot, chunk: chunk) }
             } else {
                 guard let newline = file.firstIndex(of: 0x0A, in: s..<size) else { return }
@@ -251,8 +250,7 @@ final class DecodeAhead: @unchecked Sendable {
         cursor += 1
         let length = Int(e.length)
         // The same bytes the helper read; checked all the same, as `takeLine` requires it.
-        guard length < rest.count, rest[length] == 0x0A || rest[length] == 0x0D && length + 1 < rest.count
-            && rest[length + 1] == 0x0A else { return -1 }
+        guard length < rest.count, rest.lineBreakLength(at: length) > 0 else { return -1 }
         fix.t = e.t
         fix.latitude = e.latitude
         fix.longitude = e.longitude

@@ -212,16 +212,14 @@ final class LineFraming {
 
     /// Has threads with nothing else to do (`spare`) decode plain lines ahead of this reader
     /// with copies of `grammar` (`DecodeAhead`), which `drainFixes` then looks up; only for a
-    /// mapped file, and once. False if it does not.
-    @discardableResult
+    /// mapped file, and once.
     func decodeAhead<Parser: PlainLineParser>(with grammar: Parser, on spare: SpareWork,
-                                              chunkBytes: Int = 64 << 10, ring: Int = 16) -> Bool {
-        guard ahead == nil, let file = reader.mappedFile else { return false }
+                                              chunkBytes: Int = 64 << 10, ring: Int = 16) {
+        guard ahead == nil, let file = reader.mappedFile else { return }
         let ahead = DecodeAhead(file: file.bytes, at: file.base, of: reader, maxLineLength: reader.maxLineLength, from: reader.consumed,
                                 parser: grammar, chunkBytes: chunkBytes, ring: ring)
         self.ahead = ahead
         spare.post { ahead.work() }
-        return true
     }
 
     /// Lines decoded ahead, and those whose fix the lane took from there (`DecodeAhead.counts`).

@@ -268,17 +268,11 @@ public final class MergedReadings {
         sources.reduce(into: [:]) { all, s in all.merge(s.passedOver, uniquingKeysWith: +) }
     }
     /// Has the one source's plain lane decoded ahead by threads with nothing else to do
-    /// (`DecodesAhead`), where it can; false where it cannot (several sources, another format,
-    /// an input that is not a mapped file).
-    @discardableResult
-    package func decodeAhead(on spare: SpareWork) -> Bool {
-        guard let single = single as? DecodesAhead else { return false }
-        single.decodeAhead(on: spare)
-        return true
+    /// (`DecodesAhead`), where it can (not with several sources, another format, or an input
+    /// that is not a mapped file).
+    package func decodeAhead(on spare: SpareWork) {
+        (single as? DecodesAhead)?.decodeAhead(on: spare)
     }
-
-    /// Lines decoded ahead, and those the plain lane took from there (`decodeAhead(on:)`).
-    package var decodedAhead: (decoded: Int, lookedUp: Int) { (single as? DecodesAhead)?.decodedAhead ?? (0, 0) }
 
     /// The plain lane (`ReadingDecoder.drainPlainFixes`): the one source's own; with several, their
     /// fixes in the merge's order while the next reading is a fix (each source's first readings,

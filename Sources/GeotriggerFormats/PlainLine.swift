@@ -1,5 +1,14 @@
 import GeotriggerCore
 
+extension PaddedBytes {
+    /// The length of the line break at `i` (below `count`): 1 for LF, 2 for CR LF, else 0.
+    @inline(__always)
+    func lineBreakLength(at i: Int) -> Int {
+        if self[i] == 0x0A { return 1 }
+        return self[i] == 0x0D && i + 1 < count && self[i + 1] == 0x0A ? 2 : 0
+    }
+}
+
 /// The pieces of the plain-line paths of `NDJSONDecoder` and `CSVDecoder`: the NDJSON keys as
 /// little-endian words (a test holds them equal to their spellings) and the number and
 /// device-name scanners both use.
@@ -11,7 +20,7 @@ enum PlainLine {
     static let commaLon: UInt64 = 0x3A_226E_6F6C_222C  // ,"lon":
     static let commaAccura: UInt64 = 0x6172_7563_6361_222C  // ,"accura
     static let cyColon: UInt64 = 0x3A22_7963  // cy":
-    // The keys of the spaced or reordered layout (`NDJSONDecoder.flexibleFixBrace`), each read
+    // The keys of the spaced or reordered layout (`NDJSONPlainFix.flexibleFixBrace`), each read
     // at the byte after its opening quote.
     static let tQuote: UInt64 = 0x2274  // t"
     static let deviceQuote: UInt64 = 0x22_6563_6976_6564  // device"

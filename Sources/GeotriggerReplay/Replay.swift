@@ -468,10 +468,10 @@ public final class Replay {
     /// reader: `DecodeAhead`).
     static func openInputs(_ paths: [String], format: ReadingFormat?, device: String?,
                            mapsFiles: Bool = false) throws -> [any ReadingDecoder] {
-        let several = paths.count > 1 || mapsFiles
+        let mapped = paths.count > 1 || mapsFiles
         return try paths.map { path in
             do {
-                return try ReadingInput.open(path: path, format: format, device: device, mapsFile: several)
+                return try ReadingInput.open(path: path, format: format, device: device, mapsFile: mapped)
             } catch let error as ReadingInputError {
                 switch error {
                 case .missing(let p): throw ReplayError.inputMissing(p)
