@@ -30,6 +30,26 @@ public struct KafkaError: Error, CustomStringConvertible, Equatable {
     public var description: String { message }
 }
 
+/// librdkafka itself, loaded on first use rather than linked (CRdKafka.h): a process that
+/// never uses Kafka does not pay for loading it, and runs where it is not installed.
+public enum KafkaLibrary {
+    /// Loads the library (once per process); throws, saying what is missing, when it cannot.
+    public static func load() throws(KafkaError) {
+        var reason: UnsafePointer<CChar>?
+        guard geotrigger_rdkafka_load(&reason) == 0 else { return }
+        throw KafkaError("\(reason.map { String(cString: $0) } ?? "librdkafka could not be loaded"); "
+            + "Kafka needs it installed (Debian: apt-get install librdkafka1)")
+    }
+
+    /// Why the library named `name` could not serve as librdkafka, or nil when it could: tried
+    /// on its own and unloaded again, whatever this process has loaded.
+    public static func problem(loading name: String) -> String? {
+        var reason = [CChar](repeating: 0, count: 512)
+        guard geotrigger_rdkafka_probe(name, &reason, reason.count) == 0 else { return nil }
+        return String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
 /// Settings for a client (`rd_kafka_conf_t`), as `kcat -X` takes them: KEY=VALUE pairs of
 /// librdkafka's configuration properties.
 public struct KafkaSettings: Sendable {
@@ -41,8 +61,10 @@ public struct KafkaSettings: Sendable {
     /// These settings, then `more` (a later value of a key wins, as in librdkafka).
     public static func + (a: KafkaSettings, more: [(String, String)]) -> KafkaSettings { KafkaSettings(a.values + more) }
 
-    /// A new `rd_kafka_conf_t` with every setting applied; the caller owns it.
+    /// A new `rd_kafka_conf_t` with every setting applied; the caller owns it. Every client
+    /// starts here, so this is where librdkafka is loaded, or its absence reported.
     func makeConfiguration() throws(KafkaError) -> OpaquePointer {
+        try KafkaLibrary.load()
         let conf = rd_kafka_conf_new()!
         var errstr = [CChar](repeating: 0, count: 512)
         for (key, value) in values where rd_kafka_conf_set(conf, key, value, &errstr, errstr.count) != RD_KAFKA_CONF_OK {

@@ -57,6 +57,30 @@ struct PackageGraphTests {
         #expect(!library.contains("GeotriggerConsume"))
     }
 
+    @Test("`geotrigger replay` does not load librdkafka: only a command that uses Kafka loads it")
+    func replayLoadsNoKafka() throws {
+        // glibc's loader says which libraries it loads (LD_DEBUG=libs, on standard error).
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["replay", "--regions", CLI.fixtures.appendingPathComponent("polar-north.regions.geojson").path,
+                             CLI.fixtures.appendingPathComponent("polar-north.ndjson").path, "-o", "/dev/null"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["LD_DEBUG": "libs"]) { $1 }
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let errURL = dir.appendingPathComponent("stderr")
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        try process.run()
+        process.waitUntilExit()
+        let log = String(decoding: try CLI.contents(of: errURL), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(log.suffix(2000))")
+        // The loader's log is there (GEOS, which every replay links, is in it) and names no Kafka.
+        #expect(log.contains("libgeos_c"), "no loader log: LD_DEBUG not honoured?")
+        #expect(!log.contains("librdkafka"))
+        #expect(!log.contains("libssl") && !log.contains("libsasl2"))
+    }
+
     @Test("the layers depend one way: parsing knows no GEOS, scheduling no geometry, the engine no output")
     func layersDependOneWay() throws {
         let graph = try Self.targets()

@@ -27,6 +27,18 @@ struct MockClusterTests {
         return got
     }
 
+    @Test("librdkafka is loaded on first use; a library that is missing or not librdkafka is named with the reason")
+    func loadingTheLibrary() throws {
+        try KafkaLibrary.load()
+        #expect(KafkaLibrary.problem(loading: "librdkafka.so.1") == nil)
+        let missing = try #require(KafkaLibrary.problem(loading: "libgeotrigger-no-such-library.so.1"))
+        #expect(missing.hasPrefix("librdkafka could not be loaded ("))
+        #expect(missing.contains("libgeotrigger-no-such-library.so.1"))
+        // A real library without librdkafka's functions: the first one looked for is named.
+        #expect(KafkaLibrary.problem(loading: "libz.so.1")
+                == "libz.so.1 has no rd_kafka_assign: not a librdkafka this build can use")
+    }
+
     @Test("keyed messages come back in order per key, across 3 partitions")
     func produceAndConsume() throws {
         let cluster = try KafkaMockCluster(brokers: 3)
