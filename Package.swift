@@ -19,20 +19,18 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
-        .systemLibrary(
-            name: "CGEOS",
-            pkgConfig: "geos",
-            providers: [.apt(["libgeos-dev"]), .brew(["geos"])]
-        ),
-        // librdkafka's C API (librdkafka-dev's headers), the library loaded on first use rather
-        // than linked: a process that never touches Kafka does not load it (CRdKafka.h).
-        // Its C is built with DWARF 4 debug information, which valgrind (callgrind, bench/) reads;
-        // clang's default, DWARF 5, stops Debian's valgrind 3.19 at the whole binary.
-        .target(
-            name: "CRdKafka",
-            cSettings: [.unsafeFlags(["-gdwarf-4"])],
-            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
-        ),
+        // A shared library opened on first use rather than linked (dlopen): the forwarding
+        // functions CRdKafka and CGEOS define with their library's prototypes (CLazyLibrary.h).
+        .target(name: "CLazyLibrary", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        // The GEOS C API (libgeos-dev's headers), reentrant half only; GEOS is opened when first
+        // used, by polygons or `--tree geos`: a replay of circles does not load it (CGEOS.h).
+        // The C of both library modules is built with DWARF 4 debug information, which valgrind
+        // reads (callgrind, scripts/leakcheck); clang's default, DWARF 5, stops Debian's
+        // valgrind 3.19 at the whole binary.
+        .target(name: "CGEOS", dependencies: ["CLazyLibrary"], cSettings: [.unsafeFlags(["-gdwarf-4"])]),
+        // librdkafka's C API (librdkafka-dev's headers), opened at the first Kafka client: a
+        // process that never touches Kafka does not load it (CRdKafka.h).
+        .target(name: "CRdKafka", dependencies: ["CLazyLibrary"], cSettings: [.unsafeFlags(["-gdwarf-4"])]),
         // A cache prefetch hint for the hot path (Swift has no intrinsic for it).
         .target(name: "CPrefetch"),
         // glibc's sincos, which Swift's Glibc module does not export (a fix's unit vector).

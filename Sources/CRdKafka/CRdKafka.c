@@ -1,31 +1,24 @@
-// librdkafka, loaded when Kafka is first used (include/CRdKafka.h says why).
-//
-// Each function Geotrigger calls is defined here with the prototype rdkafka.h declares (the
-// compiler refuses a definition that differs from it) and forwards to the library's own, found
-// once with dlsym. Hidden: the definitions serve this executable's Swift code and are not
-// exported, so the library, once loaded, binds its own calls to its own functions. The system
-// headers rdkafka.h includes come first, so only librdkafka's declarations are made hidden.
-#include <dlfcn.h>
+// librdkafka, opened when Kafka is first used (include/CRdKafka.h says why; CLazyLibrary.h how).
+// The system headers rdkafka.h includes come first, so only librdkafka's own declarations are
+// made hidden.
 #include <inttypes.h>
-#include <pthread.h>
-#include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+
+#include "CLazyLibrary.h"
 
 #pragma GCC visibility push(hidden)
 #include "CRdKafka.h"
 #pragma GCC visibility pop
 
 #if defined(__APPLE__)
-#define GEOTRIGGER_RDKAFKA_NAME "librdkafka.1.dylib"
+#define GEOTRIGGER_RDKAFKA_FILE "librdkafka.1.dylib"
 #else
-#define GEOTRIGGER_RDKAFKA_NAME "librdkafka.so.1"
+#define GEOTRIGGER_RDKAFKA_FILE "librdkafka.so.1"
 #endif
 
-// R: a function returning a value; V: one returning nothing. (return type, name, parameters,
-// arguments), the parameters as rdkafka.h and rdkafka_mock.h write them.
+// Every librdkafka function Geotrigger calls, as rdkafka.h and rdkafka_mock.h declare them.
 #define GEOTRIGGER_RDKAFKA_FUNCTIONS(R, V) \
     R(rd_kafka_resp_err_t, rd_kafka_assign, (rd_kafka_t *rk, const rd_kafka_topic_partition_list_t *partitions), (rk, partitions)) \
     R(rd_kafka_resp_err_t, rd_kafka_assignment, (rd_kafka_t *rk, rd_kafka_topic_partition_list_t **partitions), (rk, partitions)) \
@@ -81,81 +74,5 @@
     V(void, rd_kafka_topic_partition_list_destroy, (rd_kafka_topic_partition_list_t *rkparlist), (rkparlist)) \
     R(rd_kafka_topic_partition_list_t *, rd_kafka_topic_partition_list_new, (int size), (size))
 
-
-// The library's functions, filled in once (`load`) and read-only after: pthread_once orders
-// every later read after the writes.
-static struct {
-#define GEOTRIGGER_FIELD(ret, name, params, args) __typeof__(&name) name;
-    GEOTRIGGER_RDKAFKA_FUNCTIONS(GEOTRIGGER_FIELD, GEOTRIGGER_FIELD)
-#undef GEOTRIGGER_FIELD
-} library;
-
-/// Opens `name` and finds every function in `table`; 1 when all are there, else 0 with the
-/// reason in `error` and the library closed again.
-static int resolve(const char *name, __typeof__(library) *table, void **handle, char *error, size_t size) {
-    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL) {
-        const char *why = dlerror();
-        snprintf(error, size, "librdkafka could not be loaded (%s)", why != NULL ? why : name);
-        return 0;
-    }
-#define GEOTRIGGER_FIND(ret, name, params, args)                                                     \
-    table->name = (__typeof__(table->name))dlsym(h, #name);                                          \
-    if (table->name == NULL) {                                                                       \
-        snprintf(error, size, "%s has no %s: not a librdkafka this build can use", name_of_library, #name); \
-        dlclose(h);                                                                                  \
-        return 0;                                                                                    \
-    }
-    const char *name_of_library = name;
-    GEOTRIGGER_RDKAFKA_FUNCTIONS(GEOTRIGGER_FIND, GEOTRIGGER_FIND)
-#undef GEOTRIGGER_FIND
-    *handle = h;
-    return 1;
-}
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int loaded;
-static char load_error[512];
-
-// Never closed: the library's threads may outlive any one client.
-static void load(void) {
-    void *handle = NULL;
-    loaded = resolve(GEOTRIGGER_RDKAFKA_NAME, &library, &handle, load_error, sizeof load_error);
-}
-
-int geotrigger_rdkafka_load(const char **error) {
-    pthread_once(&once, load);
-    if (!loaded && error != NULL) *error = load_error;
-    return loaded;
-}
-
-int geotrigger_rdkafka_probe(const char *name, char *error, size_t size) {
-    __typeof__(library) table;
-    void *handle = NULL;
-    if (!resolve(name, &table, &handle, error, size)) return 0;
-    dlclose(handle);
-    return 1;
-}
-
-/// Every forwarding function first makes sure the library is there. The Swift side asks
-/// `geotrigger_rdkafka_load` before its first client and reports a failure as an error; reaching
-/// here without the library is a bug, stopped with the reason rather than a jump through null.
-static void require(void) {
-    const char *error = NULL;
-    if (!geotrigger_rdkafka_load(&error)) {
-        fprintf(stderr, "geotrigger: %s\n", error);
-        abort();
-    }
-}
-
-#define GEOTRIGGER_FORWARD(ret, name, params, args) \
-    ret name params {                               \
-        require();                                  \
-        return library.name args;                   \
-    }
-#define GEOTRIGGER_FORWARD_VOID(ret, name, params, args) \
-    void name params {                                   \
-        require();                                       \
-        library.name args;                               \
-    }
-GEOTRIGGER_RDKAFKA_FUNCTIONS(GEOTRIGGER_FORWARD, GEOTRIGGER_FORWARD_VOID)
+GEOTRIGGER_LAZY_LIBRARY(GEOTRIGGER_RDKAFKA_FUNCTIONS, "librdkafka", GEOTRIGGER_RDKAFKA_FILE,
+                        geotrigger_rdkafka_load, geotrigger_rdkafka_probe)

@@ -9,6 +9,28 @@ struct RegionIndexTests {
     /// near them. The tree's candidates must hold every region whose envelope contains the point
     /// (brute force) and nothing farther than a Float's rounding from it (exactly that set for the
     /// GEOS tree), and must include every region the point is inside of (exact test).
+    @Test("GEOS is loaded on first use; a library that is missing or not GEOS is named with the reason")
+    func loadingGEOS() throws {
+        // A context of its own loads GEOS when first used: a polygon is then tested as ever
+        // (both points are in its box; GEOS tells them apart).
+        let triangle = Region(id: "tri", shape: .polygons([[[
+            Coordinate(latitude: 0, longitude: 0), Coordinate(latitude: 0, longitude: 1),
+            Coordinate(latitude: 1, longitude: 0), Coordinate(latitude: 0, longitude: 0),
+        ]]]))
+        let index = try RegionIndex(regions: [triangle])
+        for (p, inside) in [(Coordinate(latitude: 0.2, longitude: 0.2), true), (Coordinate(latitude: 0.8, longitude: 0.8), false)] {
+            #expect(Array(index.candidates(at: p)) == [0])
+            #expect(index.isInside(0, p) == inside)
+        }
+        #expect(GEOSContext.problem(loading: "libgeos_c.so.1") == nil)
+        let missing = try #require(GEOSContext.problem(loading: "libgeotrigger-no-such-library.so.1"))
+        #expect(missing.hasPrefix("GEOS could not be loaded ("))
+        #expect(missing.contains("libgeotrigger-no-such-library.so.1"))
+        // A real library without GEOS's functions: the first one looked for is named.
+        #expect(GEOSContext.problem(loading: "libz.so.1")
+                == "libz.so.1 has no GEOSContext_setErrorMessageHandler_r: not a GEOS this build can use")
+    }
+
     @Test("Index candidates hold a brute-force scan (packed R-tree and GEOS STRtree)",
           arguments: zip([UInt64(1), 2, 3], [SpatialIndexKind.packed, .packed, .geos]))
     func candidatesMatchBruteForce(seed: UInt64, tree: SpatialIndexKind) throws {

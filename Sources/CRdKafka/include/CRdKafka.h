@@ -4,10 +4,9 @@
 // librdkafka's C API (Debian librdkafka-dev, Homebrew librdkafka), and its built-in mock cluster
 // (rdkafka_mock.h: the Kafka protocol on loopback, for tests and the bench).
 //
-// The library is not linked: it is loaded when Kafka is first used (CRdKafka.c), so a process
-// that never consumes (every `geotrigger replay`) neither loads it nor resolves its symbols, nor
-// those of what it needs (OpenSSL, SASL, zstd, lz4, zlib). Each function of the API Geotrigger
-// calls is defined in CRdKafka.c with the header's own prototype, and forwards to the library's.
+// The library is not linked: it is opened when Kafka is first used (CRdKafka.c, by way of
+// CLazyLibrary.h), so a process that never consumes (every `geotrigger replay`) neither loads it
+// nor has its symbols bound, nor those of what it needs (OpenSSL, SASL, zstd, lz4, zlib).
 #include <stddef.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
