@@ -271,7 +271,8 @@ struct StartupCommand: ParsableCommand {
                 reading thread), for N jobs on N cores: at least max(reading thread, CPU ÷ N) — \
                 8 cores \(s(projected(8))) s (\(String(format: "%.1f", one / projected(8)))× one job's \
                 wall time), 16 cores \(s(projected(16))) s (\(String(format: "%.1f", one / projected(16)))×). \
-                The reading thread bounds both: it decodes every reading before routing it.
+                Where the reading thread bounds it: it loads the regions, takes every reading \
+                (decoded by the jobs ahead of it, or by itself), routes it and merges the events.
 
                 """
         }
