@@ -34,7 +34,8 @@ enum CLI {
         var lines: [String] { stdout.split(separator: "\n").map(String.init) }
     }
 
-    static func run(_ arguments: [String], stdin: Data? = nil) throws -> Result {
+    /// `environment`: variables set for the child on top of this process's own.
+    static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) throws -> Result {
         // Files rather than pipes: large outputs cannot deadlock, and stdin is a real file or empty.
         let dir = try temporaryDirectory()
         let inURL = dir.appendingPathComponent("stdin"), outURL = dir.appendingPathComponent("stdout"),
@@ -45,6 +46,9 @@ enum CLI {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.currentDirectoryURL = root
         process.standardInput = try FileHandle(forReadingFrom: inURL)
         process.standardOutput = try FileHandle(forWritingTo: outURL)

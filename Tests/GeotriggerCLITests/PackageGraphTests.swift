@@ -60,22 +60,10 @@ struct PackageGraphTests {
     /// What glibc's loader says it loaded for `geotrigger` with `arguments` (LD_DEBUG=libs, on
     /// standard error), after checking the run succeeded.
     static func loaderLog(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["LD_DEBUG": "libs"]) { $1 }
-        let dir = try CLI.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let errURL = dir.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: errURL)
-        try process.run()
-        process.waitUntilExit()
-        let log = String(decoding: try CLI.contents(of: errURL), as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(log.suffix(2000))")
-        #expect(log.contains("find library="), "no loader log: LD_DEBUG not honoured?")
-        return log
+        let run = try CLI.run(arguments, environment: ["LD_DEBUG": "libs"])
+        #expect(run.status == 0, "\(run.stderr.suffix(2000))")
+        #expect(run.stderr.contains("find library="), "no loader log: LD_DEBUG not honoured?")
+        return run.stderr
     }
 
     @Test("a replay loads only the libraries it uses: circles neither librdkafka nor GEOS, polygons GEOS")

@@ -5,10 +5,6 @@ import Foundation
 
 @Suite("Region index")
 struct RegionIndexTests {
-    /// Random circles (some polar, some across the antimeridian) and random polygons; random points
-    /// near them. The tree's candidates must hold every region whose envelope contains the point
-    /// (brute force) and nothing farther than a Float's rounding from it (exactly that set for the
-    /// GEOS tree), and must include every region the point is inside of (exact test).
     @Test("GEOS is loaded on first use; a library that is missing or not GEOS is named with the reason")
     func loadingGEOS() throws {
         // A context of its own loads GEOS when first used: a polygon is then tested as ever
@@ -31,6 +27,10 @@ struct RegionIndexTests {
                 == "libz.so.1 has no GEOSContext_setErrorMessageHandler_r: not a GEOS this build can use")
     }
 
+    /// Random circles (some polar, some across the antimeridian) and random polygons; random points
+    /// near them. The tree's candidates must hold every region whose envelope contains the point
+    /// (brute force) and nothing farther than a Float's rounding from it (exactly that set for the
+    /// GEOS tree), and must include every region the point is inside of (exact test).
     @Test("Index candidates hold a brute-force scan (packed R-tree and GEOS STRtree)",
           arguments: zip([UInt64(1), 2, 3], [SpatialIndexKind.packed, .packed, .geos]))
     func candidatesMatchBruteForce(seed: UInt64, tree: SpatialIndexKind) throws {
