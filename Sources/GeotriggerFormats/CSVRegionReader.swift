@@ -39,8 +39,6 @@ package struct CSVRegionReader {
         var scanner = RecordScanner(buffer, file: file)
         var columns: (id: Int, lat: Int, lon: Int, radius: Int, count: Int)?
         var regions: [Region] = []
-        // Duplicate ids, and the line of each row so a duplicate can name the first use.
-        var ids = RegionIDSlots(capacity: 0)
         var rowLines: [Int] = []
         // The first problem with a value; thrown once the rest of the file has been split into
         // records without a malformed one.
@@ -65,7 +63,6 @@ package struct CSVRegionReader {
                         }
                         regions.reserveCapacity(lines)
                         rowLines.reserveCapacity(lines)
-                        ids = RegionIDSlots(capacity: lines)
                     } catch {
                         problem = error
                     }
@@ -79,13 +76,14 @@ package struct CSVRegionReader {
                 }
             }
             defer { rowIndex += 1 }
-            if let first = ids.insert(Int32(regions.count), id: row.id, of: regions) {
-                problem = fail("duplicate id \"\(row.id)\" (first used on line \(rowLines[Int(first)]))",
-                               line: scanner.line, row: rowIndex, id: row.id)
-                continue
-            }
             regions.append(Region(id: row.id, shape: .circle(center: row.center, radius: row.radius), featureIndex: rowIndex))
             rowLines.append(scanner.line)
+        }
+        var ids = RegionIDSlots(capacity: regions.count)
+        if let (r, first) = ids.insertAll(regions) {
+            let region = regions[Int(r)]
+            problem = fail("duplicate id \"\(region.id)\" (first used on line \(rowLines[Int(first)]))",
+                           line: rowLines[Int(r)], row: region.featureIndex, id: region.id)
         }
         if let problem { throw problem }
         guard columns != nil else {

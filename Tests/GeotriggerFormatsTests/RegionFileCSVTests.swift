@@ -133,6 +133,11 @@ struct RegionFileCSVTests {
         ("id,lat,lon,radius\na,1,2,0\n", 2, "radius must be greater than 0 (got 0)"),
         ("id,lat,lon,radius\na,1,2,-5\n", 2, "radius must be greater than 0 (got -5)"),
         ("id,lat,lon,radius\na,1,2,3\r\nb,1,2,3\r\na,4,5,6\r\n", 4, #"duplicate id "a" (first used on line 2)"#),
+        // The first problem in the file is the one reported, a repeated id or a bad value; a
+        // malformed record anywhere wins over both.
+        ("id,lat,lon,radius\na,1,2,3\na,1,2,3\nb,1,2,-1\n", 3, #"duplicate id "a" (first used on line 2)"#),
+        ("id,lat,lon,radius\na,1,2,3\nb,1,2,-1\na,1,2,3\n", 3, "radius must be greater than 0 (got -1)"),
+        ("id,lat,lon,radius\na,1,2,3\na,1,2,3\n\"x,1,2,3\n", 4, "quoted field never closed"),
         ("id,lat,lon,radius\n\"a,1,2,3\n", 2, "quoted field never closed"),
         ("id,lat,lon,radius\n\"a\"x,1,2,3\n", 2, "unexpected character after a closing quote"),
         ("id,lat,lon,radius\na\"b,1,2,3\n", 2, "quote inside an unquoted field"),
@@ -156,14 +161,21 @@ struct RegionFileCSVTests {
         }
     }
 
-    @Test func errorsNameTheLineAndId() {
+    /// An error names the row (its file line and feature index) and the region's id; a repeated
+    /// id names the line of its first use too.
+    @Test(arguments: [
+        ("id,lat,lon,radius\nok,1,2,3\nbad,1,2,-1\n", 1, "bad", #"city.csv:3 (id "bad"): radius must be greater than 0 (got -1)"#),
+        ("id,lat,lon,radius\nx,1,2,3\n\ny,1,2,3\n\"x\",4,5,6\n", 2, "x",
+         #"city.csv:5 (id "x"): duplicate id "x" (first used on line 2)"#),
+    ] as [(String, Int, String, String)])
+    func errorsNameTheLineAndId(document: String, featureIndex: Int, id: String, description: String) {
         do {
-            _ = try parse("id,lat,lon,radius\nok,1,2,3\nbad,1,2,-1\n", fileName: "city.csv")
+            _ = try parse(document, fileName: "city.csv")
             Issue.record("accepted")
         } catch {
-            #expect(error.featureIndex == 1)
-            #expect(error.id == "bad")
-            #expect(error.description == #"city.csv:3 (id "bad"): radius must be greater than 0 (got -1)"#)
+            #expect(error.featureIndex == featureIndex)
+            #expect(error.id == id)
+            #expect(error.description == description)
         }
     }
 
