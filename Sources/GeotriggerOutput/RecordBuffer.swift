@@ -51,12 +51,13 @@ public final class RecordBuffer {
         storage = .allocate(capacity: capacity)
     }
 
-    /// A buffer that holds its records for its owner (`takeBytes`, `withPending`).
-    public init(memory: Void) {
+    /// A buffer that holds its records for its owner (`takeBytes`, `withPending`), with room
+    /// for `capacity` bytes before it grows.
+    public init(memory: Void, capacity: Int = 1 << 16) {
         sink = nil
         flushThreshold = .max
-        capacity = 1 << 16
-        storage = .allocate(capacity: capacity)
+        self.capacity = max(capacity, 4096)
+        storage = .allocate(capacity: self.capacity)
     }
 
     /// Opens (creating or truncating) `path`, or standard output for nil or `-` (`FileSink`).

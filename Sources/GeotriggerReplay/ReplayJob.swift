@@ -80,8 +80,10 @@ struct JobBatch {
     var controls: [JobControl] = []
     /// The sightings' beacons, in record order.
     var beacons: [BeaconID] = []
-    /// Memory for the job's next result's bytes: one the merge has written out.
+    /// Memory for the job's next result's bytes and tags: a result's the merge has written out
+    /// (the tags emptied).
     var spareBytes: ByteBlock? = nil
+    var spareTags: [JobTag]? = nil
     /// Every record up to this sequence number has been routed.
     var through = 0
     /// No batch follows.
@@ -174,7 +176,10 @@ extension JobSetup: Sendable {}
 final class ReplayJob {
     let job: Int
     let engine: Engine
-    let memory = RecordBuffer(memory: ())
+    /// Room for a first batch's events without growing: a device's first fix enters every
+    /// region around it at once, so the first batches are the largest, and each doubling
+    /// copies into fresh pages. Only the bytes written are ever touched.
+    let memory = RecordBuffer(memory: (), capacity: 1 << 20)
     let writer: EventWriter
     let writeState: Bool
     // The job's own state, touched only on its thread: `@exclusivity(unchecked)`, as the
@@ -290,7 +295,14 @@ final class ReplayJob {
             batch.items.removeAll()
             result.spareItems = batch.items
             if batch.snapshot { result.snapshot = snapshot() }
-            tags.removeAll(keepingCapacity: true)
+            // The result holds the tags now: emptied in place, they would be copied first.
+            if let spare = batch.spareTags {
+                tags = spare
+            } else {
+                let capacity = tags.capacity
+                tags = []
+                tags.reserveCapacity(capacity)
+            }
             rejections.removeAll()
             if batch.last {
                 result.counts = writer.counts

@@ -124,7 +124,7 @@ private final class JobRun {
     func flush() throws {
         for j in 0..<jobs {
             rd.batches[j].through = rd.seq
-            rd.batches[j].spareBytes = merge.spareBytes(of: j)
+            (rd.batches[j].spareBytes, rd.batches[j].spareTags) = merge.spareOutput(of: j)
             // A new list has room for a share of the records as `flushEvery` sends (each list
             // goes round the reader and a job, and grows to its largest batch).
             rd.batches[j].items = rd.outboxes.take(j, into: spareItems.popLast() ?? JobItemList(reserving: flushEvery / jobs * 5 / 4))
@@ -551,8 +551,13 @@ final class JobMerge {
     let strict: Bool
     /// Per job, its results not yet written (used on the reading thread only).
     private let lanes: [MergeLane]
-    /// Per job, the bytes of a result written out, to go back to the job (`JobBatch.spareBytes`).
-    private var spare: [ByteBlock?]
+    /// Per job, the bytes and tag lists of results written out, to go back to the job, one of
+    /// each with every batch (`JobBatch.spareBytes`, `spareTags`): several results are in
+    /// flight at once, and a job given none writes its next one into fresh memory, whose every
+    /// page is a fault. At most `keptSpares` each, which is more than are ever in flight.
+    private var spareBytes: [[ByteBlock]]
+    private var spareTags: [[[JobTag]]]
+    private static let keptSpares = 8
     /// Per job, every record up to this sequence number has been handled.
     @exclusivity(unchecked) private var through: [Int]
     private(set) var running: Int
@@ -572,7 +577,8 @@ final class JobMerge {
         self.jobs = jobs
         self.strict = strict
         lanes = (0..<jobs).map { _ in MergeLane() }
-        spare = Array(repeating: nil, count: jobs)
+        spareBytes = Array(repeating: [], count: jobs)
+        spareTags = Array(repeating: [], count: jobs)
         through = Array(repeating: 0, count: jobs)
         running = jobs
     }
@@ -581,10 +587,10 @@ final class JobMerge {
     /// Every record up to this sequence number has been handled by every job.
     var handledThrough: Int { through.min() ?? 0 }
 
-    /// Job `j`'s spare bytes, if the merge has one (`JobBatch.spareBytes`).
-    func spareBytes(of j: Int) -> ByteBlock? {
-        defer { spare[j] = nil }
-        return spare[j]
+    /// Memory for job `j`'s next result, where the merge has some (`JobBatch.spareBytes`,
+    /// `spareTags`).
+    func spareOutput(of j: Int) -> (ByteBlock?, [JobTag]?) {
+        (spareBytes[j].popLast(), spareTags[j].popLast())
     }
 
     func takeJobStates() -> [[UInt8]] {
@@ -636,11 +642,13 @@ final class JobMerge {
     /// job whose next record comes first writes every record of its result that comes before
     /// any other job's next one, at once (a job's records lie one after another in its bytes).
     private func write(through limit: Int, into output: RecordBuffer) throws {
+        // Each job's next record, looked up again only for the job just written from.
+        var heads = (0..<jobs).map { head($0) }
         while true {
             var best = -1, second = -1
             var bestTag = JobTag(seq: 0, phase: 0, source: 0, due: 0, rank: 0, end: 0), secondTag = bestTag
             for j in 0..<jobs {
-                guard let tag = head(j), tag.seq <= limit else { continue }
+                guard let tag = heads[j], tag.seq <= limit else { continue }
                 if best < 0 || tag.precedes(bestTag) {
                     second = best
                     secondTag = bestTag
@@ -653,17 +661,22 @@ final class JobMerge {
             }
             guard best >= 0 else { return }
             let lane = lanes[best]
-            let k = lane.index
-            let start = k == 0 ? 0 : lane.tags[k - 1].end
-            // The run: this result's records up to the limit that precede the other jobs' next.
-            var next = k + 1, end = bestTag.end
-            while next < lane.tags.count, lane.tags[next].seq <= limit, second < 0 || lane.tags[next].precedes(secondTag) {
-                end = lane.tags[next].end
-                next += 1
+            // The run: this result's records up to the limit that precede the other jobs' next
+            // (its tags read through one reference, let go before `head` may recycle them).
+            let start: Int
+            var next = lane.index + 1, end = bestTag.end
+            do {
+                let tags = lane.tags
+                start = lane.index == 0 ? 0 : tags[lane.index - 1].end
+                while next < tags.count, tags[next].seq <= limit, second < 0 || tags[next].precedes(secondTag) {
+                    end = tags[next].end
+                    next += 1
+                }
             }
             output.append(lane.bytes!.bytes[start..<end])
             lane.index = next
             do { try output.endRecord() } catch let error as IOFailure { throw ReplayError.io(error.description) }
+            heads[best] = head(best)
         }
     }
 
@@ -672,7 +685,15 @@ final class JobMerge {
         let lane = lanes[j]
         while true {
             if lane.index < lane.tags.count { return lane.tags[lane.index] }
-            if let done = lane.bytes, spare[j] == nil { spare[j] = done }
+            if let done = lane.bytes {
+                if spareBytes[j].count < Self.keptSpares { spareBytes[j].append(done) }
+                if spareTags[j].count < Self.keptSpares {
+                    var tags: [JobTag] = []
+                    swap(&tags, &lane.tags)
+                    tags.removeAll(keepingCapacity: true)
+                    spareTags[j].append(tags)
+                }
+            }
             lane.bytes = nil
             guard !lane.queue.isEmpty else { return nil }
             let waiting = lane.queue.removeFirst()
