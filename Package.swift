@@ -43,6 +43,8 @@ let package = Package(
         .target(name: "CLineScan"),
         // SIGINT/SIGTERM noted in a sig_atomic_t, for a checkpoint before stopping.
         .target(name: "CSignals"),
+        // glibc's mallopt (Swift's Glibc module does not export it): a replay keeps the memory it frees.
+        .target(name: "CMalloc"),
         // Values shared by every layer: coordinates, regions, beacons, JSON values and their text,
         // RFC 3339 times, the input limits.
         .target(name: "GeotriggerCore"),
@@ -50,7 +52,7 @@ let package = Package(
         // queue, snapshot coding, content hashes, and the small unsafe containers they use.
         .target(
             name: "GeotriggerRuntime",
-            dependencies: ["CPrefetch", "GeotriggerCore", .product(name: "HeapModule", package: "swift-collections")]
+            dependencies: ["CMalloc", "CPrefetch", "GeotriggerCore", .product(name: "HeapModule", package: "swift-collections")]
         ),
         // The formats read from outside: readings (NDJSON, CSV, GPX; byte-level, no Foundation on
         // the hot path) and region files (GeoJSON, CSV). No GEOS.

@@ -7,6 +7,7 @@ import Glibc
 import Darwin
 #endif
 import GeotriggerFormats
+import GeotriggerRuntime
 
 extension InitialPolicy: ExpressibleByArgument {}
 extension ReadingFormat: ExpressibleByArgument {}
@@ -139,6 +140,7 @@ struct ReplayCommand: ParsableCommand {
     }
 
     func run() throws {
+        FreedMemory.keepForReuse()
         var config = ReplayConfiguration(engine: engine.configuration())
         config.inputs = try readingFiles(readings)
         config.format = format

@@ -1,0 +1,21 @@
+#ifndef GEOTRIGGER_CMALLOC_H
+#define GEOTRIGGER_CMALLOC_H
+
+// glibc's mallopt, which Swift's Glibc module does not export (`FreedMemory`). Static inline, as
+// the project's other C helpers are; elsewhere than glibc it does nothing.
+
+#if defined(__linux__)
+#include <malloc.h>  // defines __GLIBC__ (through features.h) where the C library is glibc
+#endif
+
+/// Blocks up to 32 MiB from the heap rather than mappings of their own, heaps never trimmed,
+/// and the heap grown 16 MiB at a time: freed memory stays the process's, for reuse.
+static inline void geotrigger_keep_freed_memory(void) {
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 0x7fffffff);
+    mallopt(M_TOP_PAD, 16 << 20);
+#endif
+}
+
+#endif
