@@ -83,7 +83,9 @@ extension GeodesicCircle {
         }
         let dLonDeg = asin(x) * (180 / Double.pi) * relative + absoluteDegrees
 
-        let lon0 = center.longitude.remainder(dividingBy: 360)  // [−180, 180]
+        // [−180, 180]; a longitude already there is its own remainder (x / 360 rounds to 0),
+        // and libm's remainder is a call per region at the index build.
+        let lon0 = abs(center.longitude) <= 180 ? center.longitude : center.longitude.remainder(dividingBy: 360)
         guard lon0.isFinite else { return body(.world) }
         let lo = lon0 - dLonDeg
         let hi = lon0 + dLonDeg

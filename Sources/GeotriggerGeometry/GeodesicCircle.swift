@@ -190,7 +190,8 @@ public struct GeodesicCircle: Sendable {
         cx = point.x; cy = point.y; cz = point.z
         chordIn = Self.squaredChordWithin(radius)
         chordOut = Self.squaredChordBeyond(radius)
-        chordExitIn = Self.squaredChordWithin(exitRadius)
+        // Without hysteresis the exit radius is the radius: its sine is not taken twice.
+        chordExitIn = exitRadius == radius ? chordIn : Self.squaredChordWithin(exitRadius)
         chordExitOut = Self.squaredChordBeyond(exitRadius)
     }
 
