@@ -261,6 +261,25 @@ final class DecodeAhead: @unchecked Sendable {
         return length
     }
 
+    /// The entries of the lines from `offset` on, one after another, while the reader is in a
+    /// chunk a helper decoded and the line at `offset` is the next entry: those published so
+    /// far, for the reader to take in order without looking each up (`took`). Nil otherwise:
+    /// the reader then goes line by line (`fix(at:in:_:)`), which also moves it into the next
+    /// chunk and asks for entries published since. Valid until the reader leaves the chunk.
+    @inline(__always)
+    func run(at offset: Int) -> UnsafeBufferPointer<Entry>? {
+        guard offset >= currentStart && offset < currentEnd, let entries = currentEntries, cursor < currentCount,
+              entries[cursor].offset == offset else { return nil }
+        return UnsafeBufferPointer(start: entries + cursor, count: currentCount - cursor)
+    }
+
+    /// The reader took the first `n` entries of the `run` it was given.
+    @inline(__always)
+    func took(_ n: Int) {
+        cursor += n
+        linesLookedUp += n
+    }
+
     /// How far the file's pages have been given back (`giveBack`).
     @exclusivity(unchecked) private var givenBack = 0
 

@@ -190,6 +190,26 @@ final class LineFraming {
         // it for every line.
         let ahead = self.ahead.map { Unmanaged.passUnretained($0) }
         while let rest = reader.buffered, rest.count > 0 {
+            // A run of lines a helper decoded, taken one after another as long as each is where
+            // the last ended; the first line of a chunk, and any line past the run, the way below.
+            if let ahead, let run = ahead._withUnsafeGuaranteedRef({ $0.run(at: reader.consumed) }) {
+                var taken = 0
+                var going = true
+                for e in run {
+                    guard e.offset == reader.consumed, let l = reader.takeLineIfWhole(length: Int(e.length)) else { break }
+                    taken += 1
+                    lineNumber = reader.lineNumber
+                    line = l
+                    let start = Int(e.deviceStart)
+                    if !body(e.t, l[start..<(start + Int(e.deviceCount))], e.latitude, e.longitude, e.accuracy) {
+                        going = false
+                        break
+                    }
+                }
+                ahead._withUnsafeGuaranteedRef { $0.took(taken) }
+                if !going { return }
+                if taken > 0 { continue }
+            }
             // A fresh one for each line: a line without an accuracy leaves it NaN.
             var fix = PlainFix()
             var length = -1

@@ -288,10 +288,20 @@ final class LineReader {
     /// `next`).
     @inline(__always)
     func takeLine(length: Int) -> ByteView {
+        guard let line = takeLineIfWhole(length: length) else { preconditionFailure("takeLine needs a whole line of the buffer") }
+        return line
+    }
+
+    /// `takeLine(length:)` for a line found by someone else (`DecodeAhead`): nil, taking
+    /// nothing, unless the buffered bytes (`buffered`) hold `length` bytes, at most
+    /// `maxLineLength`, and then a newline or CR LF.
+    @inline(__always)
+    func takeLineIfWhole(length: Int) -> ByteView? {
+        guard length >= 0 && length <= maxLineLength && !atInputStart else { return nil }
         let e = start + length
         let terminator = e < end && buffer[e] == 0x0A ? 1
             : e + 1 < end && buffer[e] == 0x0D && buffer[e + 1] == 0x0A ? 2 : 0
-        precondition(length >= 0 && length <= maxLineLength && terminator > 0, "takeLine needs a whole line of the buffer")
+        guard terminator > 0 else { return nil }
         let s = start
         start = e + terminator
         scanned = start
