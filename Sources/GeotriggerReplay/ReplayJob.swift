@@ -186,7 +186,13 @@ final class ReplayJob {
     // runtime's check of a class's stored property (a thread-local lookup at each access) is
     // otherwise paid at every fix and every event.
     @exclusivity(unchecked) private var seq = 0
-    @exclusivity(unchecked) private var tags: [JobTag] = []
+    /// Room for a first batch's tags, as `memory` has for its events (a doubling array copies
+    /// into fresh pages each time).
+    @exclusivity(unchecked) private var tags: [JobTag] = {
+        var tags: [JobTag] = []
+        tags.reserveCapacity(1 << 14)
+        return tags
+    }()
     @exclusivity(unchecked) private var rejections: [PendingRejection] = []
     /// Global device id → this engine's id (-1: never this job's), and back. With `--expire` both
     /// ids are reused: the reader gives an expired device's global id to a later new device,
