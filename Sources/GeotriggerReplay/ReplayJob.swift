@@ -203,7 +203,9 @@ final class ReplayJob {
     @exclusivity(unchecked) private var globalOf: [Int32] = []
     /// While the monitor's batch is applied: the sequence number of each batched device's fix
     /// (by this engine's id), which tags that fix's events. The devices of a batch are distinct.
-    @exclusivity(unchecked) private var batchSeqs: [Int] = []
+    /// Raw memory (`PodList`, freed in `deinit`): written for every fix, where an array would
+    /// check its uniqueness each time.
+    @exclusivity(unchecked) private var batchSeqs = PodList<Int>()
     private let applier: ReadingApplier
 
     /// The engine on an index over `shared` (the run's index's tables and tree), or, with a GEOS
@@ -246,6 +248,8 @@ final class ReplayJob {
         }
     }
 
+    deinit { batchSeqs.free() }
+
     /// The job's part of a checkpoint: its devices' global ids, its writer's counts and its engine.
     func snapshot() -> [UInt8] {
         var w = SnapshotWriter(reservingCapacity: 1 << 16)
@@ -272,7 +276,13 @@ final class ReplayJob {
             while localOf.count <= Int(g) { localOf.append(-1) }
             localOf[Int(g)] = Int32(d)
         }
-        batchSeqs = Array(repeating: 0, count: globalOf.count)
+        batchSeqs.removeAll()
+        growBatchSeqs()
+    }
+
+    /// One entry in `batchSeqs` per engine device id.
+    private func growBatchSeqs() {
+        while Int(batchSeqs.count) < globalOf.count { batchSeqs.append(0) }
     }
 
     /// The engine's output: the job owns the engine, which owns this, so it holds the job
@@ -336,7 +346,7 @@ final class ReplayJob {
         localOf[g] = d
         while globalOf.count <= Int(d) { globalOf.append(-1) }
         globalOf[Int(d)] = note.device
-        if batchSeqs.count < globalOf.count { batchSeqs.append(contentsOf: repeatElement(0, count: globalOf.count - batchSeqs.count)) }
+        growBatchSeqs()
     }
 
     private func apply(_ batch: JobBatch) {
