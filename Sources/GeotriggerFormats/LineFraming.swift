@@ -190,23 +190,10 @@ final class LineFraming {
         // it for every line.
         let ahead = self.ahead.map { Unmanaged.passUnretained($0) }
         while let rest = reader.buffered, rest.count > 0 {
-            // A run of lines a helper decoded, taken one after another as long as each is where
-            // the last ended; the first line of a chunk, and any line past the run, the way below.
+            // A run of lines a helper decoded (`takeRun`); the first line of a chunk, and any
+            // line past the run, the way below.
             if let ahead, let run = ahead._withUnsafeGuaranteedRef({ $0.run(at: reader.consumed) }) {
-                var taken = 0
-                var going = true
-                for e in run {
-                    guard e.offset == reader.consumed, let l = reader.takeLineIfWhole(length: Int(e.length)) else { break }
-                    taken += 1
-                    lineNumber = reader.lineNumber
-                    line = l
-                    let start = Int(e.deviceStart)
-                    if !body(e.t, l[start..<(start + Int(e.deviceCount))], e.latitude, e.longitude, e.accuracy) {
-                        going = false
-                        break
-                    }
-                }
-                ahead._withUnsafeGuaranteedRef { $0.took(taken) }
+                let (taken, going) = takeRun(run, of: ahead, body)
                 if !going { return }
                 if taken > 0 { continue }
             }
@@ -225,6 +212,31 @@ final class LineFraming {
             let device = rest.view(from: fix.deviceStart, count: fix.deviceCount)
             if !body(fix.t, device, fix.latitude, fix.longitude, fix.accuracy) { return }
         }
+    }
+
+    /// The lines of `run` (`DecodeAhead.run`), one after another as long as each is where the
+    /// last one ended, each fix to `body`: how many were taken, and false if `body` said stop.
+    /// Not inlined: `drainFixes` inlines the format's grammar, and the optimizer stops inlining
+    /// into a function past a size.
+    @inline(never)
+    private func takeRun(_ run: UnsafeBufferPointer<DecodeAhead.Entry>, of ahead: Unmanaged<DecodeAhead>,
+                         _ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
+                                  _ longitude: Double, _ accuracy: Double) -> Bool) -> (taken: Int, going: Bool) {
+        var taken = 0
+        var going = true
+        for e in run {
+            guard e.offset == reader.consumed, let l = reader.takeLineIfWhole(length: Int(e.length)) else { break }
+            taken += 1
+            lineNumber = reader.lineNumber
+            line = l
+            let start = Int(e.deviceStart)
+            if !body(e.t, l[start..<(start + Int(e.deviceCount))], e.latitude, e.longitude, e.accuracy) {
+                going = false
+                break
+            }
+        }
+        ahead._withUnsafeGuaranteedRef { $0.took(taken) }
+        return (taken, going)
     }
 
     /// Plain fixes decoded ahead by other threads (`decodeAhead`), or nil.
