@@ -40,8 +40,8 @@ extension DecodesAhead {
 /// as the reader's own lane calls it over the rest of its buffer); a line it declines has no
 /// entry. The reader, on coming to a chunk nobody has claimed, claims it itself and decodes
 /// its lines the usual way; on one still being decoded, it takes the entries the helper has
-/// published so far (every 256 lines) and decodes the usual way past them. It never waits for
-/// a helper. So a fix looked up here is the one the reader's lane would have decoded from the
+/// published so far (every 256 lines) and decodes the usual way past them, and the helper,
+/// overtaken, stops at its next publication. It never waits for a helper. So a fix looked up here is the one the reader's lane would have decoded from the
 /// same bytes, and where there is none, it decodes.
 ///
 /// Only a mapped file (`LineReader`'s `mapsFile`): its bytes are where both sides read them,
@@ -110,6 +110,10 @@ final class DecodeAhead: @unchecked Sendable {
     @exclusivity(unchecked) private var busy: [Bool]
     /// Per slot, how many of its entries the reader may use while its chunk is being decoded.
     @exclusivity(unchecked) private var published: [Int]
+    /// Per slot, whether the reader has caught up with the helper decoding its chunk and reads
+    /// on by itself: the helper then stops at its next publication, rather than decode lines
+    /// the reader has passed.
+    @exclusivity(unchecked) private var overtaken: [Bool]
     private let slots: [Slot]
 
     // The reader's side, its thread's alone.
@@ -144,6 +148,7 @@ final class DecodeAhead: @unchecked Sendable {
         done = Array(repeating: -1, count: ring)
         busy = Array(repeating: false, count: ring)
         published = Array(repeating: 0, count: ring)
+        overtaken = Array(repeating: false, count: ring)
         slots = (0..<ring).map { _ in Slot(chunkBytes: chunkBytes) }
         decodeChunk = { ahead, chunk, slot in
             var grammar = parser
@@ -180,6 +185,7 @@ final class DecodeAhead: @unchecked Sendable {
         busy[s] = true
         done[s] = -1
         published[s] = 0
+        overtaken[s] = false
         pthread_mutex_unlock(mutex)
         decodeChunk(self, chunk, slots[s])
         pthread_mutex_lock(mutex)
@@ -192,12 +198,15 @@ final class DecodeAhead: @unchecked Sendable {
     }
 
     /// The entries written so far become the reader's to use: every 256 lines, so that a reader
-    /// that comes to the chunk while it is being decoded need not decode the same lines.
+    /// that comes to the chunk while it is being decoded need not decode the same lines. False
+    /// when the reader has overtaken this helper: the rest of the chunk is the reader's.
     @inline(never)
-    private func publish(_ slot: Slot, chunk: Int) {
+    private func publish(_ slot: Slot, chunk: Int) -> Bool {
         pthread_mutex_lock(mutex)
         published[chunk % ring] = slot.count
+        let goOn = !overtaken[chunk % ring]
         pthread_mutex_unlock(mutex)
+        return goOn
     }
 
     /// The lines that begin in `chunk`, each offered to `grammar` over the rest of the file.
@@ -221,7 +230,7 @@ final class DecodeAhead: @unchecked Sendable {
                                           deviceCount: Int32(fix.deviceCount), t: fix.t, latitude: fix.latitude,
                                           longitude: fix.longitude, accuracy: fix.accuracy))
                 s += length + rest.lineBreakLength(at: length)
-                if slot.count & 255 == 0 { publish(slot, chunk: chunk) }
+                if slot.count & 255 == 0 && !publish(slot, chunk: chunk) { return }
             } else {
                 guard let newline = file.firstIndex(of: 0x0A, in: s..<size) else { return }
                 s = newline + 1
@@ -343,6 +352,8 @@ final class DecodeAhead: @unchecked Sendable {
         let s = current % ring
         complete = done[s] == current
         currentCount = published[s]
+        // Nothing new: the helper is behind this reader, which reads on by itself.
+        if currentCount == before && !complete { overtaken[s] = true }
         pthread_mutex_unlock(mutex)
         return currentCount > before
     }
