@@ -10,9 +10,8 @@ import CMalloc
 /// lives for one run and frees everything at its end gains nothing from giving memory back
 /// early. Not for `consume`, which runs for days and should return what a burst took.
 package enum FreedMemory {
-    /// Blocks up to 32 MiB (glibc's largest mapping threshold on 64-bit) from the heap, no heap
-    /// trimmed (`CMalloc.h`); only pages written are ever faulted in. Elsewhere than glibc,
-    /// nothing. Call before the first large allocation.
+    /// Blocks up to 8 MiB from the heap, no heap trimmed (`CMalloc.h`); only pages written are
+    /// ever faulted in. Elsewhere than glibc, nothing. Call before the first large allocation.
     package static func keepForReuse() {
         geotrigger_keep_freed_memory()
     }
