@@ -276,10 +276,18 @@ final class DecodeAhead: @unchecked Sendable {
     /// the reader then goes line by line (`fix(at:in:_:)`), which also moves it into the next
     /// chunk and asks for entries published since. Valid until the reader leaves the chunk.
     @inline(__always)
-    func run(at offset: Int) -> UnsafeBufferPointer<Entry>? {
+    func run(at offset: Int) -> Run? {
         guard offset >= currentStart && offset < currentEnd, let entries = currentEntries, cursor < currentCount,
               entries[cursor].offset == offset else { return nil }
-        return UnsafeBufferPointer(start: entries + cursor, count: currentCount - cursor)
+        return Run(entries: UnsafeBufferPointer(start: entries + cursor, count: currentCount - cursor))
+    }
+
+    /// Entries the reader takes in order (`run(at:)`), the raw memory kept in this file.
+    struct Run: Sequence {
+        fileprivate let entries: UnsafeBufferPointer<Entry>
+
+        @inline(__always)
+        func makeIterator() -> UnsafeBufferPointer<Entry>.Iterator { entries.makeIterator() }
     }
 
     /// The reader took the first `n` entries of the `run` it was given.

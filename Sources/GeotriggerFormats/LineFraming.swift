@@ -219,7 +219,7 @@ final class LineFraming {
     /// Not inlined: `drainFixes` inlines the format's grammar, and the optimizer stops inlining
     /// into a function past a size.
     @inline(never)
-    private func takeRun(_ run: UnsafeBufferPointer<DecodeAhead.Entry>, of ahead: Unmanaged<DecodeAhead>,
+    private func takeRun(_ run: DecodeAhead.Run, of ahead: Unmanaged<DecodeAhead>,
                          _ body: (_ t: Double, _ device: ByteView, _ latitude: Double,
                                   _ longitude: Double, _ accuracy: Double) -> Bool) -> (taken: Int, going: Bool) {
         var taken = 0
