@@ -1,14 +1,22 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import GeotriggerCore
 
 /// Why a `ZonedCalendar` could not be made.
 public enum CalendarScheduleError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The identifier is not an IANA time zone known to this system.
     case unknownTimeZone(String)
+    /// The identifier could name a zone, but there is no time zone database to look it up in.
+    case noTimeZoneDatabase(String, directory: String)
 
     public var description: String {
         switch self {
         case .unknownTimeZone(let id): return "unknown time zone \"\(id)\""
+        case .noTimeZoneDatabase(let id, let directory):
+            return "unknown time zone \"\(id)\": no time zone database in \(directory) (install tzdata, or set TZDIR)"
         }
     }
 }
@@ -16,36 +24,50 @@ public enum CalendarScheduleError: Error, Equatable, Sendable, CustomStringConve
 /// A proleptic Gregorian calendar in one IANA time zone, answering "when does this calendar
 /// trigger fire next?" the way `UNCalendarNotificationTrigger.nextTriggerDate()` does.
 ///
-/// Foundation's `TimeZone` is used only for UTC offsets and the instants at which they change;
+/// The zone (`ZoneRules`, the system's IANA database) gives only UTC offsets and the instants at
+/// which they change;
 /// every civil-date computation is done here with `RFC3339`'s day arithmetic, so the rules below
 /// are the whole behaviour.
 public struct ZonedCalendar: Sendable {
     /// The IANA identifier this calendar was made with, e.g. `"Europe/Vienna"`.
     public let timeZoneIdentifier: String
-    private let zone: TimeZone
+    private let zone: ZoneRules
 
-    /// A calendar in the IANA zone `timeZoneIdentifier` (default `"UTC"`).
+    /// A calendar in the IANA zone `timeZoneIdentifier` (default `"UTC"`), read from the
+    /// system's time zone database (`/usr/share/zoneinfo`, or `$TZDIR`: Debian's `tzdata`);
+    /// `"UTC"` and `"GMT"` need none.
     /// - Throws: `CalendarScheduleError.unknownTimeZone` (`unknown time zone "X"`) when the
     ///   identifier is not known.
     public init(timeZoneIdentifier: String = "UTC") throws {
-        guard !timeZoneIdentifier.isEmpty, let zone = TimeZone(identifier: timeZoneIdentifier) else {
+        try self.init(timeZoneIdentifier: timeZoneIdentifier, database: ZoneRules.directory)
+    }
+
+    /// `database`: the folder of the zone files (tests give their own).
+    package init(timeZoneIdentifier: String, database: String) throws {
+        guard case .success(let zone) = ZoneRules.named(timeZoneIdentifier, in: database) else {
+            if ZoneRules.isPlausible(timeZoneIdentifier) && access(database, F_OK) != 0 {
+                throw CalendarScheduleError.noTimeZoneDatabase(timeZoneIdentifier, directory: database)
+            }
             throw CalendarScheduleError.unknownTimeZone(timeZoneIdentifier)
         }
         self.timeZoneIdentifier = timeZoneIdentifier
         self.zone = zone
     }
 
+    /// A calendar in a zone already read (the fuzz target's).
+    package init(timeZoneIdentifier: String, zone: ZoneRules) {
+        self.timeZoneIdentifier = timeZoneIdentifier
+        self.zone = zone
+    }
+
     /// The UTC offset in seconds in force at the Unix instant `t`.
     public func secondsFromUTC(at t: Int) -> Int {
-        zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(t)))
+        zone.secondsFromUTC(at: t)
     }
 
     /// The first offset change strictly after the Unix instant `t`, if the zone has one.
     private func nextTransition(after t: Int) -> Int? {
-        guard let d = zone.nextDaylightSavingTimeTransition(after: Date(timeIntervalSince1970: Double(t)))
-        else { return nil }
-        let n = Int(d.timeIntervalSince1970.rounded(.up))
-        return n > t ? n : nil
+        zone.nextChange(after: t)
     }
 
     /// Why `c` can never be a calendar trigger, or `nil` when it is a valid one.

@@ -1,6 +1,8 @@
 import Geotrigger
 import GeotriggerConsume
 import GeotriggerRuntime
+import GeotriggerScheduling
+import GeotriggerCore
 
 /// The scheduling core's inputs: requests files, control records (SPEC §5.1, §7), APNs payloads.
 enum SchedulingTargets {
@@ -27,7 +29,62 @@ enum SchedulingTargets {
                 + "written back as an APNs payload it reads the same; pushed to a notification center it is a silent "
                 + "push or a delivery of exactly its content",
             check: { payload($0) }),
+        FuzzTarget(
+            name: "tzif-zone",
+            about: "A TZif time zone file (ZoneRules(tzif:), as calendar triggers read the system's database): read "
+                + "twice the same; a refusal has a reason; at instants around every transition, across the footer's "
+                + "rule and far out, the offset is within ±26 h, the next change is later, changes the offset and "
+                + "nothing changes before it; a calendar in the zone finds each next date after the instant it is asked from",
+            check: { zone($0) }),
     ]
+
+    // MARK: Time zone files
+
+    static func zone(_ bytes: UnsafeRawBufferPointer) -> [String] {
+        var findings = Findings()
+        func read() -> Result<ZoneRules, ZoneDataError> { Result { () throws(ZoneDataError) in try ZoneRules(tzif: bytes) } }
+        let z: ZoneRules
+        switch (read(), read()) {
+        case (.failure(let a), .failure(let b)):
+            findings.expect(a == b, "read twice, refused for \(a), then for \(b)")
+            findings.expect(!a.description.isEmpty, "refused with no reason")
+            return findings.problems
+        case (.success(let a), .success(let b)):
+            findings.expect(a.times == b.times && a.offsets == b.offsets && a.initial == b.initial && a.rule == b.rule,
+                            "read twice, read differently")
+            z = a
+        case (let a, let b):
+            findings.add("read twice: \(a) then \(b)")
+            return findings.problems
+        }
+        var probes = [-62_135_596_800, -1, 0, 2_147_483_647, 4_102_444_800, 253_402_300_799]
+        for t in z.times.prefix(64) + z.times.suffix(64) { probes += [t - 1, t, t + 1] }
+        if let last = z.times.last { probes += (1...24).map { last + $0 * 15 * 86_400 } }
+        for t in probes {
+            let offset = z.secondsFromUTC(at: t)
+            findings.expect(abs(offset) <= ZoneRules.maximumOffset, "offset \(offset) at \(t)")
+            guard let next = z.nextChange(after: t) else { continue }
+            guard next > t else {
+                findings.add("next change after \(t) at \(next)")
+                continue
+            }
+            findings.expect(z.secondsFromUTC(at: next) != z.secondsFromUTC(at: next - 1), "no change at \(next) (after \(t))")
+            if next > t + 1 {
+                findings.expect(z.secondsFromUTC(at: t + 1) == offset, "a change at \(t + 1) before the next, \(next)")
+                findings.expect(z.secondsFromUTC(at: t + (next - t) / 2) == offset
+                                    && z.secondsFromUTC(at: next - 1) == offset, "a change between \(t) and \(next)")
+            }
+        }
+        let calendar = ZonedCalendar(timeZoneIdentifier: "Fuzz/Zone", zone: z)
+        for t in probes.prefix(8) {
+            for c in [CalendarComponents(hour: 2, minute: 30), CalendarComponents(month: 3, day: 31, hour: 2)] {
+                if let d = calendar.nextDate(after: Double(t), matching: c) {
+                    findings.expect(d > Double(t), "next date \(d) for \(c) not after \(t)")
+                }
+            }
+        }
+        return findings.problems
+    }
 
     // MARK: Requests files
 
