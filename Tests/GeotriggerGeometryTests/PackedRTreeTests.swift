@@ -113,6 +113,48 @@ struct PackedRTreeTests {
         for x in UInt32(0)..<64 { for y in UInt32(0)..<64 { seen.insert(PackedRTree.hilbert(x, y)) } }
         #expect(seen.count == 64 * 64)
     }
+
+    /// The textbook loop (Wikipedia's `xy2d`: per level from the top, the quadrant's index, then
+    /// the rotation or reflection that carries it down).
+    static func hilbertByLevels(_ x: UInt32, _ y: UInt32) -> UInt32 {
+        var x = x, y = y, d: UInt32 = 0
+        var s: UInt32 = 1 << 15
+        while s > 0 {
+            let rx: UInt32 = x & s != 0 ? 1 : 0
+            let ry: UInt32 = y & s != 0 ? 1 : 0
+            d &+= s &* s &* ((3 &* rx) ^ ry)
+            if ry == 0 {
+                if rx == 1 {
+                    x = 65535 &- x
+                    y = 65535 &- y
+                }
+                swap(&x, &y)
+            }
+            s >>= 1
+        }
+        return d
+    }
+
+    /// The all-levels-at-once index is the textbook loop's on every cell of blocks at the
+    /// corners, the middle and the edges, and on 200,000 random cells: the tree's leaf order,
+    /// and so the regions' order, is the loop's.
+    @Test func hilbertIndexIsTheTextbookLoops() {
+        var cells: [(UInt32, UInt32)] = []
+        for (x0, y0) in [(UInt32(0), UInt32(0)), (65_408, 65_408), (0, 65_408), (65_408, 0), (32_704, 32_704), (0, 32_704)] {
+            for dx in UInt32(0)..<128 { for dy in UInt32(0)..<128 { cells.append((x0 + dx, y0 + dy)) } }
+        }
+        var rng = SplitMix64(seed: 16)
+        for _ in 0..<200_000 {
+            let r = rng.next()
+            cells.append((UInt32(r & 0xFFFF), UInt32(r >> 16 & 0xFFFF)))
+        }
+        var differing = 0
+        for (x, y) in cells where PackedRTree.hilbert(x, y) != Self.hilbertByLevels(x, y) {
+            if differing == 0 { Issue.record("(\(x), \(y)): \(PackedRTree.hilbert(x, y)), the loop \(Self.hilbertByLevels(x, y))") }
+            differing += 1
+        }
+        #expect(differing == 0)
+    }
 }
 
 @Suite("Reordering a table in place")
