@@ -176,19 +176,21 @@ package final class ZoneRules: Sendable {
 }
 
 /// Zones read so far, by identifier, for every thread: a zone file is read once per process.
+/// Only zones that were read are kept, so the cache holds at most the database's files however
+/// many unknown names a stream of requests brings.
 private final class ZoneCache: @unchecked Sendable {
     // `zones` is touched only with `mutex` held.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private var zones: [String: Result<ZoneRules, ZoneDataError>] = [:]
+    private var zones: [String: ZoneRules] = [:]
 
     init() { pthread_mutex_init(mutex, nil) }
 
     func zone(_ identifier: String, load: () -> Result<ZoneRules, ZoneDataError>) -> Result<ZoneRules, ZoneDataError> {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        if let known = zones[identifier] { return known }
+        if let known = zones[identifier] { return .success(known) }
         let loaded = load()
-        zones[identifier] = loaded
+        if case .success(let zone) = loaded { zones[identifier] = zone }
         return loaded
     }
 }
