@@ -25,9 +25,8 @@ public enum CalendarScheduleError: Error, Equatable, Sendable, CustomStringConve
 /// trigger fire next?" the way `UNCalendarNotificationTrigger.nextTriggerDate()` does.
 ///
 /// The zone (`ZoneRules`, the system's IANA database) gives only UTC offsets and the instants at
-/// which they change;
-/// every civil-date computation is done here with `RFC3339`'s day arithmetic, so the rules below
-/// are the whole behaviour.
+/// which they change; every civil-date computation is done here with `RFC3339`'s day
+/// arithmetic, so the rules below are the whole behaviour.
 public struct ZonedCalendar: Sendable {
     /// The IANA identifier this calendar was made with, e.g. `"Europe/Vienna"`.
     public let timeZoneIdentifier: String
@@ -37,7 +36,7 @@ public struct ZonedCalendar: Sendable {
     /// system's time zone database (`/usr/share/zoneinfo`, or `$TZDIR`: Debian's `tzdata`);
     /// `"UTC"` and `"GMT"` need none.
     /// - Throws: `CalendarScheduleError.unknownTimeZone` (`unknown time zone "X"`) when the
-    ///   identifier is not known.
+    ///   identifier is not known, `.noTimeZoneDatabase` when there is no database to look in.
     public init(timeZoneIdentifier: String = "UTC") throws {
         try self.init(timeZoneIdentifier: timeZoneIdentifier, database: ZoneRules.directory)
     }
@@ -63,11 +62,6 @@ public struct ZonedCalendar: Sendable {
     /// The UTC offset in seconds in force at the Unix instant `t`.
     public func secondsFromUTC(at t: Int) -> Int {
         zone.secondsFromUTC(at: t)
-    }
-
-    /// The first offset change strictly after the Unix instant `t`, if the zone has one.
-    private func nextTransition(after t: Int) -> Int? {
-        zone.nextChange(after: t)
     }
 
     /// Why `c` can never be a calendar trigger, or `nil` when it is a valid one.
@@ -160,7 +154,7 @@ public struct ZonedCalendar: Sendable {
         let horizon = searchFrom + 146_097 * 86_400  // 400 Gregorian years
 
         while segStart < horizon {
-            let segEnd = min(nextTransition(after: segStart) ?? horizon, horizon)
+            let segEnd = min(zone.nextChange(after: segStart) ?? horizon, horizon)
             var best: Int?
 
             // Walls skipped by a forward jump at segStart: converted with the offset before it.
@@ -189,6 +183,12 @@ public struct ZonedCalendar: Sendable {
             offset = secondsFromUTC(at: segStart)
         }
         return nil
+    }
+
+    /// The day number (days since 1970-01-01) holding the second `seconds` after its midnight,
+    /// rounding down for instants before it.
+    static func day(containing seconds: Int) -> Int {
+        seconds >= 0 ? seconds / 86_400 : -((-seconds + 86_399) / 86_400)
     }
 
     /// 1 = Sunday … 7 = Saturday for a day number (days since 1970-01-01, a Thursday).
@@ -227,7 +227,7 @@ private struct Pattern {
     /// `[lo, hi)`; `.never` when none can exist at or after `lo` at all (the given year is past).
     func firstMatch(from lo: Int, before hi: Int) -> Match {
         guard lo < hi else { return .none }
-        var dayNumber = lo >= 0 ? lo / 86_400 : -((-lo + 86_399) / 86_400)
+        var dayNumber = ZonedCalendar.day(containing: lo)
         var sodMin = lo - dayNumber * 86_400
         var (y, m, d) = RFC3339.civilFromDays(dayNumber)
 

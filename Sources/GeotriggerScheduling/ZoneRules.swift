@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import GeotriggerCore
+import GeotriggerRuntime
 
 /// Why a time zone file or rule could not be read.
 package struct ZoneDataError: Error, Equatable, CustomStringConvertible {
@@ -15,8 +16,8 @@ package struct ZoneDataError: Error, Equatable, CustomStringConvertible {
 /// system's time zone database: the transitions the file lists, and after the last of them the
 /// rule of its footer (a POSIX TZ string, `PosixZoneRule`). This is all `ZonedCalendar` asks
 /// of a zone: the offset at an instant, and the next instant the offset changes. Names and the
-/// daylight-saving flag play no part, so a transition that changes neither the offset is no
-/// change here.
+/// daylight-saving flag play no part, so a transition that changes only those is no change
+/// here.
 ///
 /// Read, not linked: the process carries no copy of the database (Foundation's `TimeZone`
 /// brings ICU's, and some 3,000 protocol conformances the Swift runtime scans at every start).
@@ -71,16 +72,9 @@ package final class ZoneRules: Sendable {
     /// The UTC offset in seconds in force at the Unix instant `t`.
     package func secondsFromUTC(at t: Int) -> Int {
         let t = Swift.min(Swift.max(t, -2 * Self.timeBound), 2 * Self.timeBound)
-        guard let last = times.last else { return rule?.offset(at: t) ?? initial }
-        if t < times[0] { return initial }
-        if t >= last, let rule { return rule.offset(at: t) }
-        // The last transition at or before t.
-        var lo = 0, hi = times.count
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2
-            if times[mid] <= t { lo = mid } else { hi = mid }
-        }
-        return offsets[lo]
+        if let rule, t >= times.last ?? t { return rule.offset(at: t) }
+        let passed = transitions(through: t)
+        return passed == 0 ? initial : offsets[passed - 1]
     }
 
     /// The first instant after `t` at which the offset changes, if there is one.
@@ -88,14 +82,9 @@ package final class ZoneRules: Sendable {
         guard t < 2 * Self.timeBound else { return nil }
         let t = Swift.max(t, -2 * Self.timeBound)
         var current = secondsFromUTC(at: t)
-        // The first transition after t.
-        var lo = 0, hi = times.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if times[mid] <= t { lo = mid + 1 } else { hi = mid }
-        }
-        for i in lo..<times.count {
-            let offset = secondsFromUTC(at: times[i])
+        for i in transitions(through: t)..<times.count {
+            // From the last transition on, the footer's rule says (`secondsFromUTC`).
+            let offset = i == times.count - 1 ? rule?.offset(at: times[i]) ?? offsets[i] : offsets[i]
             if offset != current { return times[i] }
             current = offset
         }
@@ -103,10 +92,20 @@ package final class ZoneRules: Sendable {
         return rule.nextChange(after: Swift.max(t, times.last ?? t))
     }
 
+    /// How many transitions are at or before `t` (binary search).
+    private func transitions(through t: Int) -> Int {
+        var lo = 0, hi = times.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if times[mid] <= t { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
     // MARK: The system's database
 
-    /// The zone named `identifier` (`"Europe/Vienna"`), from the system's database, or nil with
-    /// the reason. `"UTC"` and `"GMT"` need no file. Read once per process, then shared.
+    /// The zone named `identifier` (`"Europe/Vienna"`), from the system's database, or why it
+    /// cannot be read. `"UTC"` and `"GMT"` need no file. Read once per process, then shared.
     /// `directory`: the database's folder (tests give their own).
     package static func named(_ identifier: String, in directory: String = ZoneRules.directory)
         -> Result<ZoneRules, ZoneDataError> {
@@ -165,8 +164,7 @@ package final class ZoneRules: Sendable {
         var bytes = [UInt8](repeating: 0, count: Swift.min(Int(st.st_size), limit))
         var filled = 0
         while filled < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0 && errno == EINTR { continue }
+            let n = SystemIO.read(fd, into: &bytes, filled..<bytes.count)
             guard n > 0 else { break }
             filled += n
         }
@@ -383,8 +381,8 @@ package struct PosixZoneRule: Sendable, Equatable {
             return january1 + n
         case .weekday(let month, let week, let weekday):
             let first = RFC3339.daysFromCivil(year: year, month: month, day: 1)
-            // 1970-01-01 was a Thursday (4).
-            let firstWeekday = ((first + 4) % 7 + 7) % 7
+            // POSIX counts weekdays from 0 = Sunday, the calendar from 1.
+            let firstWeekday = ZonedCalendar.weekday(ofDay: first) - 1
             var day = 1 + (weekday - firstWeekday + 7) % 7 + (week - 1) * 7
             let length = RFC3339.daysInMonth(year: year, month: month)
             while day > length { day -= 7 }
@@ -400,8 +398,7 @@ package struct PosixZoneRule: Sendable, Equatable {
 
     /// The year of the instant `t` on the standard clock.
     private func year(of t: Int) -> Int {
-        let local = t + standard
-        return RFC3339.civilFromDays(local >= 0 ? local / 86_400 : -((-local + 86_399) / 86_400)).year
+        RFC3339.civilFromDays(ZonedCalendar.day(containing: t + standard)).year
     }
 
     func offset(at t: Int) -> Int {
