@@ -143,7 +143,7 @@ public final class Engine {
         monitor = Monitor(index: index, options: options)
         var beaconOptions = beaconOptions
         beaconOptions.dwell = options.dwell
-        beacons = BeaconMonitor(regions: index.regions, options: beaconOptions)
+        beacons = BeaconMonitor(regions: index.regions, beaconRegions: index.summary.beaconRegions, options: beaconOptions)
         hasBeaconRegions = !beacons.isEmpty
         let names = LiveRegionNames(base: RegionIDTable(regions: index.regions), baseCount: index.count)
         self.names = names

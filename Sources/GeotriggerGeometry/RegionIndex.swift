@@ -91,6 +91,9 @@ public final class RegionIndex {
     @usableFromInline var slow: TableRows<CircleCore> { @inline(__always) get { tables.slow } }
     /// The prepared polygons, by region.
     @exclusivity(unchecked) var polygons: [Int32: GEOSPreparedGeometry]
+    /// What the regions of `init` hold (those added live are circles or polygons, never beacon
+    /// regions, and may not notify of both kinds: `Monitor.regionAdded` looks at each).
+    public let summary: RegionSummary
     /// The margin circles added live get (as those of `init`).
     let hysteresis: Hysteresis
     /// Live changes (SPEC §7): the trees stay as built; regions added since are kept in
@@ -147,7 +150,8 @@ public final class RegionIndex {
         }
         var preparedPolygons: [Int32: GEOSPreparedGeometry] = [:]
         var rects: PackedRTree.Builder
-        if SplitWork.worthwhile(regions.count), regions.allSatisfy({ if case .circle = $0.shape { true } else { false } }) {
+        let summary = RegionSummary(regions)
+        if SplitWork.worthwhile(regions.count), summary.allCircles {
             rects = Self.circlesOnTwoThreads(regions, hysteresis: hysteresis, tables: tables)
             slots = Array(0..<Int32(regions.count))
             circles = regions.count
@@ -198,8 +202,7 @@ public final class RegionIndex {
             precondition(positions.count == regions.count, "one given position per region")
             givenPositions = positions
         }
-        if case .spatial = order, regions.count > 1,
-           !regions.contains(where: { if case .beacon = $0.shape { true } else { false } }) {
+        if case .spatial = order, regions.count > 1, summary.beaconRegions.isEmpty {
             // Renumber along the curve: the regions and tables move, the boxes take their new
             // numbers, and the tree then sorts its leaves into item order.
             let given = rects.hilbertOrder(itemCount: regions.count)
@@ -255,6 +258,7 @@ public final class RegionIndex {
         }
         self.regions = regions
         self.givenPositions = givenPositions
+        self.summary = summary
         self.tables = tables
         self.polygons = preparedPolygons
         switch kind {
@@ -278,7 +282,7 @@ public final class RegionIndex {
     public func sharedWithThreads() -> SharedRegionIndex? {
         guard let tree, !hasLiveChanges else { return nil }
         return SharedRegionIndex(tables: tables.share(), tree: tree, regions: regions, givenPositions: givenPositions,
-                                 hysteresis: hysteresis)
+                                 hysteresis: hysteresis, summary: summary)
     }
 
     /// An index over the regions of `shared` for this thread: their circle tables and tree as
@@ -298,6 +302,7 @@ public final class RegionIndex {
         }
         self.context = context
         self.hysteresis = shared.hysteresis
+        self.summary = shared.summary
         self.regions = shared.regions
         self.givenPositions = shared.givenPositions
         self.tables = tables
@@ -687,4 +692,5 @@ public struct SharedRegionIndex: @unchecked Sendable {
     let regions: [Region]
     let givenPositions: [Int32]?
     let hysteresis: Hysteresis
+    let summary: RegionSummary
 }

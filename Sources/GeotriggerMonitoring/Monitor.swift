@@ -219,18 +219,21 @@ public final class Monitor: TimerOwner {
     }
 
     /// Per region, a bit per event kind its `notifyOnEntry` / `notifyOnExit` turn off. As with
-    /// Core Location's flags, the state is still tracked; only the event is not reported.
-    @exclusivity(unchecked) var silenced: [UInt8]
+    /// Core Location's flags, the state is still tracked; only the event is not reported. Empty
+    /// while no region silences anything (`anySilenced` false), as most sets do not.
+    @exclusivity(unchecked) var silenced: [UInt8] = []
     /// Whether any region silences an event kind (most sets do not, and then no lookup is made).
-    @exclusivity(unchecked) var anySilenced: Bool
+    @exclusivity(unchecked) var anySilenced = false
 
     public init(index: RegionIndex, options: MonitorOptions = MonitorOptions(), devices: DeviceTable = DeviceTable()) {
         precondition(index.regions.count <= VisitList.maxRegions, "more than 2^30 regions")
         self.index = index
         self.options = options
         self.devices = devices
-        silenced = index.regions.map(Self.silencedKinds)
-        anySilenced = silenced.contains { $0 != 0 }
+        if !index.summary.notifiesAll {
+            silenced = index.regions.map(Self.silencedKinds)
+            anySilenced = true
+        }
         givenPositions = index.givenPositions
         holdsEvents = index.givenPositions != nil
     }
@@ -259,10 +262,16 @@ public final class Monitor: TimerOwner {
     /// and the neighbourhoods that may reach it dropped, so that the next fix of each such
     /// device asks the index (and may enter it).
     public func regionAdded(_ r: Int32) {
-        precondition(Int(r) == silenced.count && Int(r) < index.count)
+        precondition(Int(r) < index.count)
         let kinds = Self.silencedKinds(index.regions[Int(r)])
-        silenced.append(kinds)
-        if kinds != 0 { anySilenced = true }
+        if kinds != 0 && !anySilenced {
+            silenced = [UInt8](repeating: 0, count: Int(r))
+            anySilenced = true
+        }
+        if anySilenced {
+            precondition(Int(r) == silenced.count)
+            silenced.append(kinds)
+        }
         if givenPositions != nil { givenPositions = index.givenPositions }
         // Only devices whose neighbourhood, or skip distance, may reach the new region's
         // envelope lose them: their next fix asks the index again and finds it.

@@ -86,7 +86,7 @@ private final class JobRun {
                              writeState: config.statePath != nil)
         setup.resumed = jobStates
         setup.serviceExtension = replay.serviceExtension
-        matcher = BeaconMatcher(regions: index.regions)
+        matcher = BeaconMatcher(regions: index.regions, beaconRegions: index.summary.beaconRegions)
         let inputs = (0..<jobs).map { _ in JobQueue<JobBatch>(capacity: 4) }
         self.inputs = inputs
         let results = results

@@ -217,6 +217,27 @@ struct MonitorTests {
         #expect(quietEntry.recorder.events.last?.enteredAt == 0)
     }
 
+    @Test("a region added live with a notify flag off is silenced, whether or not the set's own regions silence anything")
+    func liveRegionNotifyFlags() throws {
+        // The live region: a 300 m circle around the same centre, its exit silenced.
+        var quiet = Region(id: "live", shape: .circle(center: Coordinate(latitude: 48.2, longitude: 16.37), radius: 300))
+        quiet.notifyOnExit = false
+        var noEntry = circle100
+        noEntry.notifyOnEntry = false
+        for given in [[circle100], [noEntry]] {
+            let h = try Harness(regions: given, hysteresis: .metres(0), options: MonitorOptions())
+            let r = try h.monitor.index.append(quiet)
+            h.monitor.regionAdded(r)
+            // A live region with both flags on, after it: reported in full.
+            let loud = try h.monitor.index.append(Region(id: "loud", shape: .circle(center: Coordinate(latitude: 48.2, longitude: 16.37), radius: 500)))
+            h.monitor.regionAdded(loud)
+            h.walk([50, 400, 1000])
+            let seen = h.recorder.events.map { e in "\(e.kind.name):\(h.monitor.index.regions[Int(e.region)].id)@\(Int(e.t))" }
+            let first = given[0].notifyOnEntry ? ["enter:c@0"] : []
+            #expect(seen == first + ["enter:live@0", "enter:loud@0", "exit:c@10", "exit:loud@20"])
+        }
+    }
+
     @Test("devices are independent")
     func devicesIndependent() throws {
         let h = try Harness(regions: [circle100], hysteresis: .metres(0), options: MonitorOptions())

@@ -97,6 +97,35 @@ import Foundation
         #expect(spatial.regions.map(\.id) == given.map(\.id))
     }
 
+    @Test("the index's summary: circles only, which regions are beacon regions, whether all notify")
+    func summary() throws {
+        // Enough circles for the build's two threads (`SplitWork`).
+        var given = Self.regions(20_000, seed: 7).filter { if case .circle = $0.shape { true } else { false } }
+        let plain = try RegionIndex(regions: given, hysteresis: .automatic, order: .spatial)
+        #expect(plain.summary.allCircles && plain.summary.notifiesAll && plain.summary.beaconRegions.isEmpty)
+        #expect(BeaconMatcher(regions: plain.regions, beaconRegions: plain.summary.beaconRegions).count == 0)
+        given[123].notifyOnExit = false
+        let quiet = try RegionIndex(regions: given, hysteresis: .automatic, order: .spatial)
+        #expect(quiet.summary.allCircles && !quiet.summary.notifiesAll)
+        // Beacon regions (the set then keeps its order) and a polygon, among the circles.
+        let beacon = BeaconRegion(identity: BeaconID(), measuredPower: -65, pathLossExponent: 3)
+        var mixed = Array(given.prefix(10))
+        mixed.insert(Region(id: "b1", shape: .beacon(beacon)), at: 3)
+        mixed.append(Region(id: "b2", shape: .beacon(beacon)))
+        mixed.insert(Region(id: "p", shape: .polygons([[[
+            Coordinate(latitude: 0, longitude: 0), Coordinate(latitude: 0, longitude: 1),
+            Coordinate(latitude: 1, longitude: 0), Coordinate(latitude: 0, longitude: 0),
+        ]]])), at: 5)
+        let index = try RegionIndex(regions: mixed, hysteresis: .automatic, order: .spatial)
+        #expect(!index.summary.allCircles && index.summary.notifiesAll)
+        #expect(index.summary.beaconRegions == [3, 12])
+        // What the jobs' indexes share is the same summary.
+        let shared = try RegionIndex(sharing: try #require(index.sharedWithThreads()))
+        #expect(shared.summary.beaconRegions == [3, 12])
+        #expect(BeaconMatcher(regions: index.regions, beaconRegions: index.summary.beaconRegions).count
+                == BeaconMatcher(regions: index.regions).count)
+    }
+
     final class Log: RegionEventSink {
         var lines: [String] = []
         let regions: [Region]

@@ -1,4 +1,5 @@
 import GeotriggerCore
+import GeotriggerGeometry
 
 /// Finds the beacon regions a concrete beacon belongs to, in O(1) whatever the number of regions.
 ///
@@ -13,9 +14,15 @@ public struct BeaconMatcher: Sendable {
 
     /// Indexes every beacon region among `regions` (region numbers are positions in the array).
     public init(regions: [Region]) {
-        for (i, region) in regions.enumerated() {
-            guard case .beacon(let b) = region.shape else { continue }
-            byPattern[b.identity, default: []].append(Int32(i))
+        self.init(regions: regions, beaconRegions: RegionSummary(regions).beaconRegions)
+    }
+
+    /// Indexes the beacon regions `numbers` (ascending) of `regions`, an index's
+    /// `summary.beaconRegions`, without looking at the others.
+    public init(regions: [Region], beaconRegions numbers: [Int32]) {
+        for i in numbers {
+            guard case .beacon(let b) = regions[Int(i)].shape else { continue }
+            byPattern[b.identity, default: []].append(i)
             if b.identity.minor >= 0 { hasExact = true } else if b.identity.major >= 0 { hasMajor = true } else { hasUUID = true }
             count += 1
         }

@@ -5,6 +5,7 @@ import Glibc
 import Darwin
 #endif
 import GeotriggerRuntime
+import GeotriggerGeometry
 import GeotriggerFormats
 
 public struct BeaconOptions: Sendable {
@@ -176,13 +177,19 @@ public final class BeaconMonitor: TimerOwner {
     public var devices: DeviceTable?
     private let positionedCount: Int
 
-    public init(regions: [Region], options: BeaconOptions = BeaconOptions()) {
+    public convenience init(regions: [Region], options: BeaconOptions = BeaconOptions()) {
+        self.init(regions: regions, beaconRegions: RegionSummary(regions).beaconRegions, options: options)
+    }
+
+    /// A monitor of the beacon regions `numbers` (ascending) of `regions`: an index's
+    /// `summary.beaconRegions`, so the others are not looked at.
+    public init(regions: [Region], beaconRegions numbers: [Int32], options: BeaconOptions = BeaconOptions()) {
         self.regions = regions
         self.options = options
-        matcher = BeaconMatcher(regions: regions)
+        matcher = BeaconMatcher(regions: regions, beaconRegions: numbers)
         var positions: [(region: Int32, position: Coordinate)] = []
-        for (r, region) in regions.enumerated() {
-            if case .beacon(let b) = region.shape, let p = b.position { positions.append((Int32(r), p)) }
+        for r in numbers {
+            if case .beacon(let b) = regions[Int(r)].shape, let p = b.position { positions.append((r, p)) }
         }
         positionedCount = positions.count
         let frame = positions.first.map { LocalFrame(origin: $0.position) }
