@@ -206,6 +206,9 @@ private struct RecordScanner {
         -> (id: Range<Int>, center: Coordinate, radius: Double)? {
         guard columns.count == 4 else { return nil }
         let n = bytes.count
+        // `PlainLine.number` reads whole words below its limit: the file has no padding, so its
+        // limit stops 8 bytes short of the end, and a number there takes `NumberParser.parse`.
+        let wordLimit = n &- 8
         var i = index
         var id = 0..<0
         var latitude = 0.0, longitude = 0.0, radius = 0.0
@@ -226,7 +229,9 @@ private struct RecordScanner {
                 id = start..<i
             } else {
                 var value = 0.0
-                let end = NumberParser.parse(bytes, i, n, &value)
+                // The usual spelling (`PlainLine.number`: the same bits), else any.
+                var end = i < wordLimit ? PlainLine.number(bytes, i, wordLimit, &value) : -1
+                if end < 0 { end = NumberParser.parse(bytes, i, n, &value) }
                 guard end > i, value.isFinite else { return nil }
                 i = end
                 if column == columns.lat { latitude = value } else if column == columns.lon { longitude = value } else { radius = value }
