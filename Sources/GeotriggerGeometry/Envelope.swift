@@ -62,6 +62,13 @@ extension GeodesicCircle {
 
     /// Calls `body` with each of ``envelopes()``, without making an array (index build).
     @inline(__always)
+    func forEachEnvelope(_ body: (Envelope) -> Void) { core.forEachEnvelope(body) }
+}
+
+extension CircleCore {
+    /// `GeodesicCircle.envelopes()`, one at a time: they need only the center and the exit
+    /// radius, so an index build can find them before it makes the rest of the circle.
+    @inline(__always)
     func forEachEnvelope(_ body: (Envelope) -> Void) {
         let relative = 1 + 1e-12
         let absoluteDegrees = 1e-11

@@ -364,8 +364,11 @@ public final class PackedRTree {
 
 extension PackedRTree.Builder {
     /// Adds the circle's envelopes (two where it crosses the antimeridian), all carrying `item`.
-    mutating func append(_ circle: GeodesicCircle, item: Int) {
-        circle.forEachEnvelope { e in
+    mutating func append(_ circle: GeodesicCircle, item: Int) { append(circle.core, item: item) }
+
+    /// The envelopes of the circle `core` describes.
+    mutating func append(_ core: CircleCore, item: Int) {
+        core.forEachEnvelope { e in
             append(minX: e.minLon, minY: e.minLat, maxX: e.maxLon, maxY: e.maxLat, item: Int32(item))
         }
     }

@@ -151,7 +151,16 @@ public final class RegionIndex {
         var preparedPolygons: [Int32: GEOSPreparedGeometry] = [:]
         var rects: PackedRTree.Builder
         let summary = RegionSummary(regions)
-        if SplitWork.worthwhile(regions.count), summary.allCircles {
+        let spatial: Bool = if case .spatial = order { true } else { false }
+        // Many circles going into curve order: their envelopes first, and their lines made once
+        // the order is known, in that order (`circleLinesOnTwoThreads`), rather than made in the
+        // given order and then moved, two walks of random cycles through 64-byte lines.
+        let linesAfterOrder = spatial && SplitWork.worthwhile(regions.count) && summary.allCircles
+        if linesAfterOrder {
+            rects = Self.circleEnvelopesOnTwoThreads(regions, hysteresis: hysteresis)
+            slots = Array(0..<Int32(regions.count))
+            circles = regions.count
+        } else if SplitWork.worthwhile(regions.count), summary.allCircles {
             rects = Self.circlesOnTwoThreads(regions, hysteresis: hysteresis, tables: tables)
             slots = Array(0..<Int32(regions.count))
             circles = regions.count
@@ -235,7 +244,9 @@ public final class RegionIndex {
                 }
                 regions.withRows { rows in
                     func moveRegions() { PrefetchingPermutation.permute(rows, source: given, moved: &movedRegions) }
-                    if SplitWork.worthwhile(given.count) {
+                    if linesAfterOrder {
+                        moveRegions()
+                    } else if SplitWork.worthwhile(given.count) {
                         SplitWork.run(moveRegions, alongside: moveLines)
                     } else {
                         moveRegions()
@@ -249,6 +260,7 @@ public final class RegionIndex {
                 givenPositions = given
             }
         }
+        if linesAfterOrder { Self.circleLinesOnTwoThreads(regions, hysteresis: hysteresis, tables: tables) }
         // Each region's slow line (≥ 0), or −1 for a polygon, −2 for no geometry, and its given
         // position, kept in its hot line only.
         let hot = tables.hot
@@ -337,6 +349,37 @@ public final class RegionIndex {
         SplitWork.run({ fill(0..<half, &first) }, alongside: { fill(half..<n, &second) })
         first.append(contentsOf: second)
         return first
+    }
+
+    /// The envelopes of every region, all circles, a half per thread (`SplitWork`), the first
+    /// half's then the second's: the builder one thread would make.
+    private static func circleEnvelopesOnTwoThreads(_ regions: [Region], hysteresis: Hysteresis) -> PackedRTree.Builder {
+        let n = regions.count, half = n / 2
+        var first = PackedRTree.Builder(capacity: n), second = PackedRTree.Builder(capacity: n - half)
+        func fill(_ range: Range<Int>, _ boxes: inout PackedRTree.Builder) {
+            for i in range {
+                guard case .circle(let center, let radius) = regions[i].shape else { continue }
+                boxes.append(CircleCore(center: center, radius: radius,
+                                        exitRadius: radius + hysteresis.margin(forRadius: radius)), item: i)
+            }
+        }
+        SplitWork.run({ fill(0..<half, &first) }, alongside: { fill(half..<n, &second) })
+        first.append(contentsOf: second)
+        return first
+    }
+
+    /// Region i's hot and slow lines at i, every region a circle, a half per thread.
+    private static func circleLinesOnTwoThreads(_ regions: [Region], hysteresis: Hysteresis, tables: CircleTables) {
+        let n = regions.count, half = n / 2
+        func fill(_ range: Range<Int>) {
+            for i in range {
+                guard case .circle(let center, let radius) = regions[i].shape else { continue }
+                let circle = Self.circle(center: center, radius: radius, hysteresis: hysteresis)
+                tables.initializeHot(i, to: circle.hot)
+                tables.initializeSlow(i, to: circle.core)
+            }
+        }
+        SplitWork.run({ fill(0..<half) }, alongside: { fill(half..<n) })
     }
 
     deinit {
