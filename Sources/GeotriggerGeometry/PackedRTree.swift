@@ -37,8 +37,9 @@ public final class PackedRTree {
     public struct Builder {
         var boxes: [Double] = []
         var items: [Int32] = []
-        /// The boxes are in leaf order already (`hilbertOrder`).
-        var sorted = false
+        /// The tree's leaf order once found (`hilbertOrder`): leaf j is box `leafOrder[j]`. The
+        /// boxes and items stay where they were appended; `build` takes them in this order.
+        var leafOrder: [Int32]?
 
         /// `capacity`: the expected number of boxes (the tree's own Float array, nodes included,
         /// is made once at `build`).
@@ -52,18 +53,19 @@ public final class PackedRTree {
             items.append(item)
         }
 
-        /// Sorts the boxes into the tree's leaf order (along the Hilbert curve, as `build` would,
-        /// which then need not) and returns the items `0..<itemCount` in the order of their first
-        /// box; items without a box follow in their own order. Numbering items by this order
+        /// Finds the tree's leaf order (along the Hilbert curve, as `build` would, which then need
+        /// not) and returns the items `0..<itemCount` in the order of their first box in it; items
+        /// without a box follow in their own order. Numbering items by this order
         /// (`renumber`) puts items that are near each other on the ground near each other in
         /// number, and the tree's leaves in item order.
         public mutating func hilbertOrder(itemCount: Int) -> [Int32] {
-            PackedRTree.sortByHilbert(&boxes, &items)
-            sorted = true
+            let leaves = PackedRTree.hilbertLeafOrder(boxes, items.count)
+            leafOrder = leaves
             var placed = [Bool](repeating: false, count: itemCount)
             var order: [Int32] = []
             order.reserveCapacity(itemCount)
-            for item in items where !placed[Int(item)] {
+            for leaf in leaves where !placed[Int(items[Int(leaf)])] {
+                let item = items[Int(leaf)]
                 placed[Int(item)] = true
                 order.append(item)
             }
@@ -87,17 +89,21 @@ public final class PackedRTree {
             var boxes: [Double] = [], items: [Int32] = []
             swap(&boxes, &self.boxes)
             swap(&items, &self.items)
-            defer { sorted = false }
-            return PackedRTree(leafBoxes: boxes, leafItems: items, sorted: sorted)
+            defer { leafOrder = nil }
+            return PackedRTree(boxes: boxes, items: items, leafOrder: leafOrder)
         }
     }
 
-    /// Takes the arrays over: sorting them in place must not copy them.
-    private init(leafBoxes: consuming [Double], leafItems: consuming [Int32], sorted: Bool) {
-        var doubles = consume leafBoxes
-        var items = consume leafItems
-        let n = items.count
-        if !sorted { Self.sortByHilbert(&doubles, &items) }
+    /// The tree of `boxes` (four Doubles each) and their `items`, its leaves in `leafOrder` (box
+    /// numbers; nil: found here). The leaves are gathered in that order as they are rounded to
+    /// Floats, rather than the boxes first moved into it: a walk of random cycles through the
+    /// boxes, writing as it goes, is slower than reading them in leaf order with the next ones
+    /// asked for ahead.
+    private init(boxes: consuming [Double], items given: consuming [Int32], leafOrder: [Int32]?) {
+        var doubles = consume boxes
+        let n = given.count
+        let source = leafOrder ?? Self.hilbertLeafOrder(doubles, n)
+        precondition(source.count == n, "one leaf per box")
         // Boxes per level, up to the root's one.
         var counts = [n]
         while counts.last! > 1 { counts.append((counts.last! + Self.nodeSize - 1) / Self.nodeSize) }
@@ -112,9 +118,20 @@ public final class PackedRTree {
         func at(_ level: Int, _ i: Int, _ row: Int) -> UnsafeMutablePointer<Float> {
             blocks + 4 * Self.nodeSize * (blockStarts[level] + i / Self.nodeSize) + Self.nodeSize * row + i % Self.nodeSize
         }
-        for i in 0..<n {
-            at(0, i, 0).pointee = .below(doubles[4 * i]); at(0, i, 1).pointee = .below(doubles[4 * i + 1])
-            at(0, i, 2).pointee = .above(doubles[4 * i + 2]); at(0, i, 3).pointee = .above(doubles[4 * i + 3])
+        let padding = (Self.nodeSize - n % Self.nodeSize) % Self.nodeSize
+        var items: [Int32] = []
+        items.reserveCapacity(n + padding)  // exactly: appending alone could double the buffer
+        doubles.withUnsafeBufferPointer { d in
+            source.withUnsafeBufferPointer { source in
+                let ahead = 8
+                for i in 0..<n {
+                    if i + ahead < n { geotrigger_prefetch(d.baseAddress! + 4 * Int(source[i + ahead])) }
+                    let k = 4 * Int(source[i])
+                    at(0, i, 0).pointee = .below(d[k]); at(0, i, 1).pointee = .below(d[k + 1])
+                    at(0, i, 2).pointee = .above(d[k + 2]); at(0, i, 3).pointee = .above(d[k + 3])
+                    items.append(given[Int(source[i])])
+                }
+            }
         }
         doubles = []
         // Each node's box is the union of its children's, in the level below.
@@ -131,8 +148,6 @@ public final class PackedRTree {
         }
         self.blocks = blocks
         itemCount = n
-        let padding = (Self.nodeSize - n % Self.nodeSize) % Self.nodeSize
-        items.reserveCapacity(n + padding)  // exactly: appending alone could double the buffer
         items.append(contentsOf: repeatElement(-1, count: padding))
         self.items = items
         self.blockStarts = blockStarts
@@ -232,23 +247,15 @@ public final class PackedRTree {
         return results.contents
     }
 
-    /// Reorders leaves by the Hilbert index of their centres on a 2¹⁶ grid over all boxes (only
-    /// the grouping, hence query speed, depends on it), in place (`PrefetchingPermutation`);
-    /// leaves with the same index keep their order.
-    static func sortByHilbert(_ boxes: inout [Double], _ items: inout [Int32]) {
-        let n = items.count
-        guard n > 1 else { return }
+    /// The leaf order: the boxes' numbers sorted by the Hilbert index of their centres on a 2¹⁶
+    /// grid over all boxes (only the grouping, hence query speed, depends on it); boxes with the
+    /// same index keep their order.
+    static func hilbertLeafOrder(_ boxes: [Double], _ n: Int) -> [Int32] {
+        guard n > 1 else { return n == 1 ? [0] : [] }
         var keys = hilbertKeys(boxes, n)
         sortByHighHalf(&keys)
-        // keys[j]'s low half is the leaf that goes to position j.
-        let source = keys.map { Int32(truncatingIfNeeded: $0 & 0xFFFF_FFFF) }
-        var moved: [Bool] = []
-        PrefetchingPermutation.permute(&items, source: source, moved: &moved)
-        boxes.withUnsafeMutableBufferPointer { boxes in
-            boxes.baseAddress!.withMemoryRebound(to: SIMD4<Double>.self, capacity: n) { leaves in
-                PrefetchingPermutation.permute(TableRows(base: leaves, count: n), source: source, moved: &moved)
-            }
-        }
+        // keys[j]'s low half is the box that is leaf j.
+        return keys.map { Int32(truncatingIfNeeded: $0 & 0xFFFF_FFFF) }
     }
 
     /// Per leaf, the Hilbert index of its centre on a 2¹⁶ grid over all `n` boxes in the high

@@ -66,10 +66,4 @@ enum PrefetchingPermutation {
             table.put(saved, at: k)
         }
     }
-
-    /// `array` reordered in place: element `k` becomes what was at `source[k]`.
-    static func permute<T>(_ array: inout [T], source: [Int32], moved: inout [Bool]) {
-        precondition(source.count == array.count, "one position per element")
-        array.withRows { permute($0, source: source, moved: &moved) }
-    }
 }
