@@ -64,8 +64,9 @@ public final class PackedRTree {
             var placed = [Bool](repeating: false, count: itemCount)
             var order: [Int32] = []
             order.reserveCapacity(itemCount)
-            for leaf in leaves where !placed[Int(items[Int(leaf)])] {
+            for leaf in leaves {
                 let item = items[Int(leaf)]
+                guard !placed[Int(item)] else { continue }
                 placed[Int(item)] = true
                 order.append(item)
             }
@@ -126,10 +127,10 @@ public final class PackedRTree {
                 let ahead = 8
                 for i in 0..<n {
                     if i + ahead < n { geotrigger_prefetch(d.baseAddress! + 4 * Int(source[i + ahead])) }
-                    let k = 4 * Int(source[i])
+                    let box = Int(source[i]), k = 4 * box
                     at(0, i, 0).pointee = .below(d[k]); at(0, i, 1).pointee = .below(d[k + 1])
                     at(0, i, 2).pointee = .above(d[k + 2]); at(0, i, 3).pointee = .above(d[k + 3])
-                    items.append(given[Int(source[i])])
+                    items.append(given[box])
                 }
             }
         }

@@ -152,18 +152,17 @@ public final class RegionIndex {
         var rects: PackedRTree.Builder
         let summary = RegionSummary(regions)
         let spatial: Bool = if case .spatial = order { true } else { false }
-        // Many circles going into curve order: their envelopes first, and their lines made once
-        // the order is known, in that order (`circleLinesOnTwoThreads`), rather than made in the
-        // given order and then moved, two walks of random cycles through 64-byte lines.
-        let linesAfterOrder = spatial && SplitWork.worthwhile(regions.count) && summary.allCircles
-        if linesAfterOrder {
+        // Many circles are built on two threads (`SplitWork`): their envelopes, then their hot
+        // and slow lines. Going into curve order, the lines are made once the regions are in it
+        // (below), rather than made in the given order and then moved, two walks of random
+        // cycles through 64-byte lines.
+        let circlesInHalves = SplitWork.worthwhile(regions.count) && summary.allCircles
+        let linesAfterOrder = circlesInHalves && spatial
+        if circlesInHalves {
             rects = Self.circleEnvelopesOnTwoThreads(regions, hysteresis: hysteresis)
             slots = Array(0..<Int32(regions.count))
             circles = regions.count
-        } else if SplitWork.worthwhile(regions.count), summary.allCircles {
-            rects = Self.circlesOnTwoThreads(regions, hysteresis: hysteresis, tables: tables)
-            slots = Array(0..<Int32(regions.count))
-            circles = regions.count
+            if !linesAfterOrder { Self.circleLinesOnTwoThreads(regions, hysteresis: hysteresis, tables: tables) }
         } else {
             rects = PackedRTree.Builder(capacity: regions.count)
             for (i, region) in regions.enumerated() {
@@ -211,7 +210,7 @@ public final class RegionIndex {
             precondition(positions.count == regions.count, "one given position per region")
             givenPositions = positions
         }
-        if case .spatial = order, regions.count > 1, summary.beaconRegions.isEmpty {
+        if spatial, regions.count > 1, summary.beaconRegions.isEmpty {
             // Renumber along the curve: the regions and tables move, the boxes take their new
             // numbers, and the tree then sorts its leaves into item order.
             let given = rects.hilbertOrder(itemCount: regions.count)
@@ -324,31 +323,17 @@ public final class RegionIndex {
         complete = true
     }
 
-    /// A circular region's geometry: exit radius = radius + the hysteresis margin for it.
+    /// A circular region's center and radii: exit radius = radius + the hysteresis margin for it.
     @inline(__always)
-    private static func circle(center: Coordinate, radius: Double, hysteresis: Hysteresis) -> GeodesicCircle {
-        GeodesicCircle(center: center, radius: radius, exitRadius: radius + hysteresis.margin(forRadius: radius))
+    private static func core(center: Coordinate, radius: Double, hysteresis: Hysteresis) -> CircleCore {
+        CircleCore(center: center, radius: radius, exitRadius: radius + hysteresis.margin(forRadius: radius))
     }
 
-    /// The build's first step when every region is a circle, and there are enough of them:
-    /// region i's hot and slow lines go at i, so two threads (`SplitWork`) fill a half each; their
-    /// envelopes, the first half's then the second's, make the builder one thread would.
-    private static func circlesOnTwoThreads(_ regions: [Region], hysteresis: Hysteresis,
-                                            tables: CircleTables) -> PackedRTree.Builder {
-        let n = regions.count, half = n / 2
-        var first = PackedRTree.Builder(capacity: n), second = PackedRTree.Builder(capacity: n - half)
-        func fill(_ range: Range<Int>, _ boxes: inout PackedRTree.Builder) {
-            for i in range {
-                guard case .circle(let center, let radius) = regions[i].shape else { continue }
-                let circle = Self.circle(center: center, radius: radius, hysteresis: hysteresis)
-                boxes.append(circle, item: i)
-                tables.initializeHot(i, to: circle.hot)
-                tables.initializeSlow(i, to: circle.core)
-            }
-        }
-        SplitWork.run({ fill(0..<half, &first) }, alongside: { fill(half..<n, &second) })
-        first.append(contentsOf: second)
-        return first
+    /// A circular region's geometry (`core`).
+    @inline(__always)
+    private static func circle(center: Coordinate, radius: Double, hysteresis: Hysteresis) -> GeodesicCircle {
+        let core = core(center: center, radius: radius, hysteresis: hysteresis)
+        return GeodesicCircle(center: core.center, radius: core.radius, exitRadius: core.exitRadius)
     }
 
     /// The envelopes of every region, all circles, a half per thread (`SplitWork`), the first
@@ -359,8 +344,7 @@ public final class RegionIndex {
         func fill(_ range: Range<Int>, _ boxes: inout PackedRTree.Builder) {
             for i in range {
                 guard case .circle(let center, let radius) = regions[i].shape else { continue }
-                boxes.append(CircleCore(center: center, radius: radius,
-                                        exitRadius: radius + hysteresis.margin(forRadius: radius)), item: i)
+                boxes.append(Self.core(center: center, radius: radius, hysteresis: hysteresis), item: i)
             }
         }
         SplitWork.run({ fill(0..<half, &first) }, alongside: { fill(half..<n, &second) })

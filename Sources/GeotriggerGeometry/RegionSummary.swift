@@ -16,23 +16,14 @@ public struct RegionSummary: Sendable {
 
     /// The summary of `regions`, numbered as they stand.
     public init(_ regions: borrowing [Region]) {
-        var anyBeacon = false
         for r in regions.indices {
             let region = regions[r]
             switch region.shape {
             case .circle: break
-            case .beacon: anyBeacon = true; allCircles = false
+            case .beacon: beaconRegions.append(Int32(r)); allCircles = false
             case .polygons: allCircles = false
             }
             notifiesAll = notifiesAll && region.notifyOnEntry && region.notifyOnExit
-        }
-        if anyBeacon { beaconRegions = Self.beacons(in: regions) }
-    }
-
-    private static func beacons(in regions: borrowing [Region]) -> [Int32] {
-        regions.indices.compactMap { r in
-            if case .beacon = regions[r].shape { return Int32(r) }
-            return nil
         }
     }
 }
