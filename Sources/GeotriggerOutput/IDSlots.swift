@@ -39,7 +39,9 @@ struct IDSlot {
 /// the monitor's prefetch overlaps. Owns its table, written only while it is made: jobs on other
 /// threads share one.
 package final class IDSlots: @unchecked Sendable {
-    private var slots: PodList<IDSlot>
+    /// A `let`: the list's slots are written through its pointer, and reading a class's `var`
+    /// costs a dynamic exclusivity check, on every event written.
+    private let slots: PodList<IDSlot>
     /// Slots allocated (every one of them empty or written).
     var capacity: Int { Int(slots.count) }
 
@@ -79,7 +81,10 @@ package final class IDSlots: @unchecked Sendable {
         return scratch.withPending { IDSlot(literal: $0) }
     }
 
-    deinit { slots.free() }
+    deinit {
+        var owned = slots
+        owned.free()
+    }
 
     /// The slots as the table the monitor prefetches a region's entry of.
     var eventTable: RegionEventTable { RegionEventTable(slots) }

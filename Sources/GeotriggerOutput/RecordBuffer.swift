@@ -357,9 +357,11 @@ public struct RecordCursor {
 /// Bytes a held buffer handed over whole (`RecordBuffer.takeBlock`): owned here, freed once, by
 /// `deinit`; read while no buffer writes them (the block crosses threads with its owner).
 public final class ByteBlock: @unchecked Sendable {
-    fileprivate var storage: UnsafeMutablePointer<UInt8>
-    fileprivate var capacity: Int
-    public fileprivate(set) var count = 0
+    // Unchecked: a block has one owner at a time, and a checked read costs a call into the
+    // runtime each time the merge copies a run of events out of it.
+    @exclusivity(unchecked) fileprivate var storage: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) fileprivate var capacity: Int
+    @exclusivity(unchecked) public fileprivate(set) var count = 0
 
     fileprivate init(capacity: Int) {
         storage = .allocate(capacity: capacity)
