@@ -218,15 +218,14 @@ public final class RegionIndex {
                 var number = [Int32](repeating: 0, count: given.count)
                 for (new, old) in given.enumerated() { number[Int(old)] = Int32(new) }
                 rects.renumber(number)
-                // Circles' slow lines in the new order too.
-                var slowSource = [Int32](repeating: 0, count: circles)
+                // Circles' slow lines in the new order too: the k-th circle along the curve
+                // takes slow line k.
                 var newSlots = [Int32](repeating: 0, count: given.count)
-                var nextSlow = 0
+                var nextSlow: Int32 = 0
                 for (new, old) in given.enumerated() {
                     let slot = slots[Int(old)]
                     if slot >= 0 {
-                        slowSource[nextSlow] = slot
-                        newSlots[new] = Int32(nextSlow)
+                        newSlots[new] = nextSlow
                         nextSlow += 1
                     } else {
                         newSlots[new] = slot
@@ -237,13 +236,19 @@ public final class RegionIndex {
                 // each), nor of an array the caller handed over. The regions on one thread, their
                 // lines on another when there are enough (`SplitWork`).
                 var movedRegions: [Bool] = [], movedLines: [Bool] = []
+                let oldSlots = slots
                 func moveLines() {
                     PrefetchingPermutation.permute(tables.hot, source: given, moved: &movedLines)
+                    // Slow line k is the one of the k-th circle along the curve.
+                    var slowSource: [Int32] = []
+                    slowSource.reserveCapacity(circles)
+                    for old in given where oldSlots[Int(old)] >= 0 { slowSource.append(oldSlots[Int(old)]) }
                     PrefetchingPermutation.permute(tables.slow, source: slowSource, moved: &movedLines)
                 }
                 regions.withRows { rows in
                     func moveRegions() { PrefetchingPermutation.permute(rows, source: given, moved: &movedRegions) }
                     if linesAfterOrder {
+                        // No lines yet: they are made below, in the new order.
                         moveRegions()
                     } else if SplitWork.worthwhile(given.count) {
                         SplitWork.run(moveRegions, alongside: moveLines)

@@ -1,5 +1,5 @@
 import GeotriggerCore
-import GeotriggerGeometry
+@testable import GeotriggerGeometry
 @testable import GeotriggerMonitoring
 import Testing
 import Foundation
@@ -34,7 +34,7 @@ import Foundation
     /// threads, finding the curve order from the envelopes before the circles' lines.
     @Test(arguments: [300, 20_000])
     func spatialOrderIsAPermutationThatDecidesAlike(count: Int) throws {
-        let circlesOnly = count >= 16_384
+        let circlesOnly = SplitWork.worthwhile(count)
         let given = Self.regions(count, seed: 7).filter { r in
             if case .circle = r.shape { true } else { !circlesOnly }
         }
