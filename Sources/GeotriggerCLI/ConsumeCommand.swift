@@ -83,7 +83,7 @@ struct ConsumeCommand: ParsableCommand {
     var checkpointEvery: Int = 100_000
 
     @Option(name: .customLong("kafka-config"), parsing: .unconditionalSingleValue,
-            help: ArgumentHelp("A librdkafka setting, passed through as kcat -X does (repeat for more), e.g. session.timeout.ms=6000 or security.protocol=SSL.", valueName: "KEY=VALUE"))
+            help: ArgumentHelp("A librdkafka setting, passed through as kcat -X does (repeat for more), e.g. session.timeout.ms=6000 or security.protocol=SSL. A session.timeout.ms under 9000 without heartbeat.interval.ms gets a heartbeat of a third of it.", valueName: "KEY=VALUE"))
     var kafkaConfig: [String] = []
 
     @Flag(name: .shortAndLong, help: "Do not print partition changes and the summary on stderr.")

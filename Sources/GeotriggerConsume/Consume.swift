@@ -35,6 +35,17 @@ public struct ConsumeConfiguration: Sendable {
     /// Write a line on stderr for each partition assigned or revoked.
     public var verbose = true
 
+    /// The group member's heartbeat, where `--kafka-config` shortens `session.timeout.ms` and
+    /// leaves `heartbeat.interval.ms` alone: a third of the session (Kafka's rule), so that one
+    /// late heartbeat does not end the session. librdkafka's default heartbeat (3 s) equals a
+    /// 3 s session, and a member on a busy machine then loses its partitions over and over.
+    public var derivedGroupSettings: [(String, String)] {
+        guard !kafkaSettings.contains(where: { $0.0 == "heartbeat.interval.ms" }),
+              let session = kafkaSettings.last(where: { $0.0 == "session.timeout.ms" }).flatMap({ Int($0.1) }),
+              session / 3 < 3000 else { return [] }
+        return [("heartbeat.interval.ms", String(max(1, session / 3)))]
+    }
+
     public var stateTopic: String { group + "-state" }
     public var rejectsTopic: String { group + "-rejects" }
 
@@ -268,7 +279,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
                                     // its fetches idled two thirds of the time. Bound the queue
                                     // by bytes only (256 MB), and answer caught-up fetches soon.
                                     ("queued.min.messages", "10000000"), ("queued.max.messages.kbytes", "262144"),
-                                    ("fetch.wait.max.ms", "100")]),
+                                    ("fetch.wait.max.ms", "100")] + c.derivedGroupSettings),
                 rebalance: self)
             try consumer.subscribe([c.topic])
         } catch {
@@ -284,7 +295,8 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
 
     // MARK: The loop
 
-    /// When the last record arrived, or partitions were last assigned (`--exit-when-idle`).
+    /// When the last record arrived, or partitions were last assigned or lost
+    /// (`--exit-when-idle`): a member that lost its partitions is rejoining, not idle.
     private var lastActivity = 0.0
     /// CPU time at the start of the first batch of records (`ConsumeStatistics`' CPU figures).
     private var cpuAtFirstBatch = CPUTime(thread: 0, process: 0)
@@ -716,6 +728,7 @@ public final class Consume: KafkaRebalanceHandler, KafkaDeliveryHandler {
             if lost {
                 // Someone else's already: anything committed now could overwrite their progress.
                 tally.partitionsLost += 1
+                lastActivity = monotonicSeconds()
                 if c.verbose { diagnostics("geotrigger: \(kp) lost: its next owner resumes from its last commit\n") }
             } else {
                 tally.partitionsRevoked += 1

@@ -395,6 +395,28 @@ struct ConsumeTests {
         #expect(events == Self.replayByDevice(replay.stdout))
     }
 
+    @Test("a short session.timeout.ms without a heartbeat gets a third of it; a heartbeat given, or a long session, is left alone")
+    func heartbeatFollowsASessionTimeout() throws {
+        func heartbeat(_ settings: [(String, String)]) -> String? {
+            var c = ConsumeConfiguration(engine: EngineConfiguration(regionsPath: "r"), brokers: "b", topic: "t", group: "g",
+                                         eventsTopic: "e")
+            c.kafkaSettings = settings
+            let derived = c.derivedGroupSettings
+            return derived.first { $0.0 == "heartbeat.interval.ms" }?.1
+        }
+        #expect(heartbeat([("session.timeout.ms", "3000")]) == "1000")
+        #expect(heartbeat([("session.timeout.ms", "6000")]) == "2000")
+        // The last value of a key is the one librdkafka keeps.
+        #expect(heartbeat([("session.timeout.ms", "45000"), ("session.timeout.ms", "4500")]) == "1500")
+        // librdkafka's own default (3 s) is already a third or less.
+        #expect(heartbeat([("session.timeout.ms", "9000")]) == nil)
+        #expect(heartbeat([("session.timeout.ms", "45000")]) == nil)
+        #expect(heartbeat([("session.timeout.ms", "3000"), ("heartbeat.interval.ms", "300")]) == nil)
+        #expect(heartbeat([("security.protocol", "SSL")]) == nil)
+        // Not a number: left to librdkafka, which refuses it with its own message.
+        #expect(heartbeat([("session.timeout.ms", "soon")]) == nil)
+    }
+
     @Test("a member that stops before the group gave it anything exits 0 and commits nothing")
     func stopsBeforeAssignment() throws {
         let cluster = try KafkaMockCluster(brokers: 1)
