@@ -76,7 +76,7 @@ struct ConsumeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Topic OUT: events, keyed by device id, each with its \"id\".", valueName: "OUT"))
     var eventsTopic: String
 
-    @Option(help: ArgumentHelp("Stop after S seconds without a new record: --until (if given) is applied, every partition's snapshot written and committed, the group left (for tests and batch jobs; default: run until SIGTERM).", valueName: "S"))
+    @Option(help: ArgumentHelp("Stop after S seconds without a new record (counted again from each assignment and each loss of partitions): --until (if given) is applied, every partition's snapshot written and committed, the group left (for tests and batch jobs; default: run until SIGTERM).", valueName: "S"))
     var exitWhenIdle: Double?
 
     @Option(help: ArgumentHelp("Records of a partition between its snapshots (and commits). Fewer: less read again after a crash, more snapshot traffic.", valueName: "N"))
